@@ -1,0 +1,318 @@
+/* Error filters: the built-in tables, and the parser for custom ones.
+ * A filter is data only; no algorithm loop knows any filter by name. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAP(dx, dy, num, den) { (dx), (dy), (num), HT_Q(num, den) }
+
+/* reach and delay are derived by ht_filter_derive(); the test suite
+ * checks these tables against the parsed form of their strings. */
+static const ht_filter builtin[HT_FILTER_COUNT_BUILTIN] = {
+  [HT_FILTER_FLOYD_STEINBERG] = {
+    HT_FILTER_FLOYD_STEINBERG, "floyd-steinberg", 16, 4,
+    { TAP(1, 0, 7, 16), TAP(-1, 1, 3, 16), TAP(0, 1, 5, 16), TAP(1, 1, 1, 16) },
+    1, 1, 1, 2 },
+  [HT_FILTER_JARVIS_JUDICE_NINKE] = {
+    HT_FILTER_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke", 48, 12,
+    { TAP(1, 0, 7, 48), TAP(2, 0, 5, 48),
+      TAP(-2, 1, 3, 48), TAP(-1, 1, 5, 48), TAP(0, 1, 7, 48), TAP(1, 1, 5, 48), TAP(2, 1, 3, 48),
+      TAP(-2, 2, 1, 48), TAP(-1, 2, 3, 48), TAP(0, 2, 5, 48), TAP(1, 2, 3, 48), TAP(2, 2, 1, 48) },
+    2, 2, 2, 3 },
+  [HT_FILTER_STUCKI] = {
+    HT_FILTER_STUCKI, "stucki", 42, 12,
+    { TAP(1, 0, 8, 42), TAP(2, 0, 4, 42),
+      TAP(-2, 1, 2, 42), TAP(-1, 1, 4, 42), TAP(0, 1, 8, 42), TAP(1, 1, 4, 42), TAP(2, 1, 2, 42),
+      TAP(-2, 2, 1, 42), TAP(-1, 2, 2, 42), TAP(0, 2, 4, 42), TAP(1, 2, 2, 42), TAP(2, 2, 1, 42) },
+    2, 2, 2, 3 },
+  [HT_FILTER_BURKES] = {
+    HT_FILTER_BURKES, "burkes", 32, 7,
+    { TAP(1, 0, 8, 32), TAP(2, 0, 4, 32),
+      TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 8, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32) },
+    2, 2, 1, 3 },
+  [HT_FILTER_SIERRA_3] = {
+    HT_FILTER_SIERRA_3, "sierra-3", 32, 10,
+    { TAP(1, 0, 5, 32), TAP(2, 0, 3, 32),
+      TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 5, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32),
+      TAP(-1, 2, 2, 32), TAP(0, 2, 3, 32), TAP(1, 2, 2, 32) },
+    2, 2, 2, 3 },
+  [HT_FILTER_SIERRA_2] = {
+    HT_FILTER_SIERRA_2, "sierra-2", 16, 7,
+    { TAP(1, 0, 4, 16), TAP(2, 0, 3, 16),
+      TAP(-2, 1, 1, 16), TAP(-1, 1, 2, 16), TAP(0, 1, 3, 16), TAP(1, 1, 2, 16), TAP(2, 1, 1, 16) },
+    2, 2, 1, 3 },
+  [HT_FILTER_SIERRA_LITE] = {
+    HT_FILTER_SIERRA_LITE, "sierra-lite", 4, 3,
+    { TAP(1, 0, 2, 4), TAP(-1, 1, 1, 4), TAP(0, 1, 1, 4) },
+    1, 1, 1, 2 },
+  [HT_FILTER_ATKINSON] = {
+    HT_FILTER_ATKINSON, "atkinson", 8, 6,
+    { TAP(1, 0, 1, 8), TAP(2, 0, 1, 8),
+      TAP(-1, 1, 1, 8), TAP(0, 1, 1, 8), TAP(1, 1, 1, 8), TAP(0, 2, 1, 8) },
+    1, 2, 2, 2 },
+};
+
+const ht_filter *ht_filter_builtin(ht_filter_id id)
+{
+  if ((int)id < 0 || id >= HT_FILTER_COUNT_BUILTIN)
+    return NULL;
+  return &builtin[id];
+}
+
+const ht_filter *ht_filter_by_name(const char *name)
+{
+  if (!name)
+    return NULL;
+  for (int i = 0; i < HT_FILTER_COUNT_BUILTIN; i++)
+    if (strcmp(builtin[i].name, name) == 0)
+      return &builtin[i];
+  return NULL;
+}
+
+void ht_filter_derive(ht_filter *f)
+{
+  int left = 0, right = 0, down = 0, delay = 1;
+  int row_left[HT_FILTER_MAX_DOWN + 1] = { 0 };
+  for (int i = 0; i < f->ntaps; i++) {
+    const ht_tap *t = &f->taps[i];
+    if (-t->dx > left)
+      left = -t->dx;
+    if (t->dx > right)
+      right = t->dx;
+    if (t->dy > down)
+      down = t->dy;
+    if (t->dy > 0 && -t->dx > row_left[t->dy])
+      row_left[t->dy] = -t->dx;
+  }
+  /* Row y+dy at column x collects from row y up to column x + row_left:
+   * with a delay of k columns per row, dy * k >= row_left + 1. */
+  for (int dy = 1; dy <= down; dy++) {
+    int need = (row_left[dy] + 1 + dy - 1) / dy;
+    if (need > delay)
+      delay = need;
+  }
+  f->reach_left = left;
+  f->reach_right = right;
+  f->reach_down = down;
+  f->delay = delay;
+}
+
+/* Q12 weights rounded half up, then corrected (largest remainders) so
+ * that they sum to the rounded Q12 sum: a custom filter keeps its tone. */
+static void quantize_weights(ht_filter *f)
+{
+  int64_t sum_num = 0, sum_q = 0;
+  for (int i = 0; i < f->ntaps; i++) {
+    f->taps[i].q = HT_Q((int64_t)f->taps[i].num, (int64_t)f->den);
+    sum_num += f->taps[i].num;
+    sum_q += f->taps[i].q;
+  }
+  int64_t target = HT_Q(sum_num, (int64_t)f->den);
+  while (sum_q != target) {
+    int step = sum_q < target ? 1 : -1;
+    int best = -1;
+    int64_t best_rem = 0;
+    for (int i = 0; i < f->ntaps; i++) {
+      /* remainder of the exact value over the stored one, in 1/den units */
+      int64_t rem = (int64_t)f->taps[i].num * HT_Q_ONE - (int64_t)f->taps[i].q * f->den;
+      if (step < 0)
+        rem = -rem;
+      if (f->taps[i].num > 0 && (best < 0 || rem > best_rem)) {
+        best = i;
+        best_rem = rem;
+      }
+    }
+    if (best < 0)
+      break;
+    f->taps[best].q += step;
+    sum_q += step;
+  }
+}
+
+static int fail(char *err, size_t size, const char *text, const char *at, const char *what)
+{
+  if (err && size)
+    snprintf(err, size, "custom coefficients, position %d: %s", (int)(at - text) + 1, what);
+  return HT_ERR_BAD_COEFFICIENTS;
+}
+
+static const char *skip_space(const char *p)
+{
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    p++;
+  return p;
+}
+
+ht_status ht_filter_parse(const char *text, ht_filter *out, char *err, size_t err_size)
+{
+  if (err && err_size)
+    err[0] = '\0';
+  if (!text || !out) {
+    if (err && err_size)
+      snprintf(err, err_size, "custom coefficients: no string given");
+    return HT_ERR_INVALID_ARGUMENT;
+  }
+  ht_filter f;
+  memset(&f, 0, sizeof f);
+  f.id = HT_FILTER_CUSTOM;
+  snprintf(f.name, sizeof f.name, "custom");
+
+  const char *p = skip_space(text);
+  if (!*p)
+    return (ht_status)fail(err, err_size, text, p, "empty string; expected e.g. \"- * 7; 3 5 1 / 16\"");
+
+  int row = 0, col = 0, star_col = -1;
+  int64_t sum = 0;
+  const char *divisor_at = NULL;
+  int64_t divisor = 0;
+  bool any_weight_on_row = false;
+
+  for (;;) {
+    p = skip_space(p);
+    const char *tok = p;
+    if (*p == '\0')
+      break;
+    if (*p == ';') {
+      if (row == 0 && star_col < 0)
+        return (ht_status)fail(err, err_size, text, tok, "the first row has no '*' marking the current pixel");
+      if (col == 0)
+        return (ht_status)fail(err, err_size, text, tok, "empty row");
+      row++;
+      col = 0;
+      any_weight_on_row = false;
+      if (row > HT_FILTER_MAX_DOWN)
+        return (ht_status)fail(err, err_size, text, tok, "filter too large: at most 3 rows below the current one");
+      p++;
+      continue;
+    }
+    if (*p == '/') {
+      p = skip_space(p + 1);
+      divisor_at = p;
+      if (*p == '-' && isdigit((unsigned char)p[1]))
+        return (ht_status)fail(err, err_size, text, p, "the divisor must be positive");
+      if (!isdigit((unsigned char)*p))
+        return (ht_status)fail(err, err_size, text, p, "expected a number after '/'");
+      errno = 0;
+      char *end;
+      long long d = strtoll(p, &end, 10);
+      if (errno || d > 1000000)
+        return (ht_status)fail(err, err_size, text, p, "divisor too large (at most 1000000)");
+      if (d <= 0)
+        return (ht_status)fail(err, err_size, text, p, "the divisor must be positive");
+      divisor = d;
+      p = skip_space(end);
+      if (*p)
+        return (ht_status)fail(err, err_size, text, p, "unexpected text after the divisor");
+      break;
+    }
+    if (*p == '*') {
+      if (row > 0)
+        return (ht_status)fail(err, err_size, text, tok, "'*' (the current pixel) belongs on the first row only");
+      if (star_col >= 0)
+        return (ht_status)fail(err, err_size, text, tok, "a second '*'; the current pixel is marked once");
+      star_col = col++;
+      p++;
+      continue;
+    }
+    if (*p == '-' && !isdigit((unsigned char)p[1])) {
+      if (row == 0 && star_col >= 0)
+        return (ht_status)fail(err, err_size, text, tok, "'-' after '*' on the current row; give a weight (0 for none)");
+      col++;
+      p++;
+      continue;
+    }
+    if (*p == '-' || isdigit((unsigned char)*p) || *p == '+') {
+      errno = 0;
+      char *end;
+      long long v = strtoll(p, &end, 10);
+      if (end == p)
+        return (ht_status)fail(err, err_size, text, tok, "not a number");
+      if (*end && !strchr(" \t\r\n;/", *end))
+        return (ht_status)fail(err, err_size, text, tok, "not a whole number");
+      if (v < 0)
+        return (ht_status)fail(err, err_size, text, tok, "negative weight");
+      if (errno || v > 1000000)
+        return (ht_status)fail(err, err_size, text, tok, "weight too large (at most 1000000)");
+      if (row == 0 && star_col < 0)
+        return (ht_status)fail(err, err_size, text, tok,
+                               "weight before '*' on the current row (those pixels are done; write '-')");
+      int dx = col - star_col;
+      if (row == 0 ? dx > HT_FILTER_MAX_RIGHT : (dx > HT_FILTER_MAX_RIGHT || -dx > HT_FILTER_MAX_LEFT))
+        return (ht_status)fail(err, err_size, text, tok, "filter too large: at most 4 columns either side");
+      if (v > 0) {
+        if (f.ntaps == HT_FILTER_MAX_TAPS)
+          return (ht_status)fail(err, err_size, text, tok, "filter too large: at most 32 weights");
+        f.taps[f.ntaps].dx = (int8_t)dx;
+        f.taps[f.ntaps].dy = (int8_t)row;
+        f.taps[f.ntaps].num = (int32_t)v;
+        f.ntaps++;
+        sum += v;
+      }
+      any_weight_on_row = true;
+      col++;
+      p = end;
+      continue;
+    }
+    return (ht_status)fail(err, err_size, text, tok, "unexpected character; use numbers, '-', '*', ';' and '/'");
+  }
+  (void)any_weight_on_row;
+  if (star_col < 0)
+    return (ht_status)fail(err, err_size, text, p, "no '*' marking the current pixel");
+  if (col == 0 && row > 0)
+    return (ht_status)fail(err, err_size, text, p, "empty last row");
+  if (f.ntaps == 0)
+    return (ht_status)fail(err, err_size, text, p, "all weights are zero");
+  if (!divisor_at)
+    divisor = sum;
+  if (sum > divisor)
+    return (ht_status)fail(err, err_size, text, divisor_at ? divisor_at : p,
+                           "weights sum to more than the divisor (the error would grow without bound)");
+  f.den = (int32_t)divisor;
+  quantize_weights(&f);
+  ht_filter_derive(&f);
+  *out = f;
+  return HT_OK;
+}
+
+ht_status ht_filter_format(const ht_filter *f, char *buf, size_t size)
+{
+  if (!f || !buf || size == 0)
+    return HT_ERR_INVALID_ARGUMENT;
+  size_t n = 0;
+  int left = f->reach_left;
+  buf[0] = '\0';
+#define PUT(...)                                                         \
+  do {                                                                   \
+    int w_ = snprintf(buf + n, size - n, __VA_ARGS__);                   \
+    if (w_ < 0 || (size_t)w_ >= size - n)                                \
+      return HT_ERR_INVALID_ARGUMENT;                                    \
+    n += (size_t)w_;                                                     \
+  } while (0)
+  for (int dy = 0; dy <= f->reach_down; dy++) {
+    if (dy)
+      PUT("; ");
+    for (int dx = -left; dx <= f->reach_right; dx++) {
+      if (dx > -left)
+        PUT(" ");
+      if (dy == 0 && dx < 0) {
+        PUT("-");
+        continue;
+      }
+      if (dy == 0 && dx == 0) {
+        PUT("*");
+        continue;
+      }
+      int32_t num = 0;
+      for (int i = 0; i < f->ntaps; i++)
+        if (f->taps[i].dx == dx && f->taps[i].dy == dy)
+          num = f->taps[i].num;
+      PUT("%d", num);
+    }
+  }
+  PUT(" / %d", f->den);
+#undef PUT
+  return HT_OK;
+}

@@ -1,0 +1,259 @@
+/* libhalftone: exact error-diffusion halftoning.
+ *
+ * One umbrella header. C11, no GLib. Every public symbol has the `ht_`
+ * prefix. Inputs are const, outputs are caller-owned; the library never
+ * keeps a pointer to caller memory after a call returns.
+ *
+ * The arithmetic every backend shares (fixed point, threshold, edges) is
+ * defined in core/fixed.h and documented in docs/arithmetic.md.
+ */
+#ifndef HALFTONE_H
+#define HALFTONE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define HT_API __attribute__((visibility("default")))
+#else
+#define HT_API
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum {
+  HT_OK = 0,
+  HT_ERR_INVALID_ARGUMENT, /* a NULL pointer, an out-of-range parameter    */
+  HT_ERR_BAD_SIZE,         /* zero, negative or too large dimensions        */
+  HT_ERR_BAD_PIXEL,        /* NaN or infinite float pixel                   */
+  HT_ERR_BAD_COEFFICIENTS, /* malformed custom filter string                */
+  HT_ERR_NO_MEMORY,        /* an allocation failed                          */
+  HT_ERR_UNSUPPORTED,      /* combination not available (e.g. serpentine on
+                              a parallel variant)                           */
+  HT_ERR_NO_GPU,           /* backend "cuda" asked for, none usable         */
+  HT_ERR_GPU,              /* the GPU failed during the run                 */
+  HT_ERR_CANCELLED,        /* the progress callback returned false          */
+  HT_ERR_IO,               /* file input/output (tools only)                */
+} ht_status;
+
+/* Static English name of a status, e.g. "invalid argument". */
+HT_API const char *ht_status_string(ht_status status);
+
+/* ---------------------------------------------------------------- images */
+
+typedef enum {
+  HT_FORMAT_U8 = 0,   /* 0..255                                       */
+  HT_FORMAT_U16,      /* 0..65535, native endianness                  */
+  HT_FORMAT_F32,      /* 0.0..1.0 (clamped); NaN/Inf rejected          */
+  HT_FORMAT_BIT1,     /* output only: packed 1 bit per pixel, MSB
+                         first, rows padded to whole bytes; bit set =
+                         black (level 0), as in PBM. Binary output only */
+} ht_format;
+
+/* A caller-owned image. `stride` is in bytes between row starts and may
+ * be larger than width * channels * sample size. Channels are
+ * interleaved. */
+typedef struct {
+  int64_t width;
+  int64_t height;
+  size_t stride;
+  int channels;       /* 1..4                                          */
+  ht_format format;
+  void *data;         /* input images are only read                    */
+} ht_image;
+
+/* Largest accepted side and pixel count: beyond these the run is refused
+ * with HT_ERR_BAD_SIZE instead of overflowing anything. */
+#define HT_MAX_SIDE ((int64_t)1 << 24)           /* 16 777 216          */
+#define HT_MAX_PIXELS ((int64_t)1 << 36)         /* 64 Gi pixels         */
+
+/* Bytes per row needed for `width` pixels of `channels` in `format`. */
+HT_API size_t ht_format_row_bytes(ht_format format, int64_t width, int channels);
+
+/* --------------------------------------------------------------- filters */
+
+#define HT_FILTER_MAX_TAPS 32
+#define HT_FILTER_MAX_LEFT 4  /* columns left of the current pixel        */
+#define HT_FILTER_MAX_RIGHT 4 /* columns right of the current pixel       */
+#define HT_FILTER_MAX_DOWN 3  /* rows below the current row               */
+#define HT_FILTER_NAME_MAX 32
+
+typedef enum {
+  HT_FILTER_FLOYD_STEINBERG = 0,
+  HT_FILTER_JARVIS_JUDICE_NINKE,
+  HT_FILTER_STUCKI,
+  HT_FILTER_BURKES,
+  HT_FILTER_SIERRA_3,
+  HT_FILTER_SIERRA_2,
+  HT_FILTER_SIERRA_LITE,
+  HT_FILTER_ATKINSON,
+  HT_FILTER_CUSTOM, /* only from ht_filter_parse */
+  HT_FILTER_COUNT_BUILTIN = HT_FILTER_CUSTOM
+} ht_filter_id;
+
+/* One weight: the error of pixel (x, y) goes to (x + dx, y + dy) with
+ * weight num / den. `q` is the weight in the library's fixed point (see
+ * core/fixed.h); every backend uses `q`, never num/den. */
+typedef struct {
+  int8_t dx, dy;
+  int32_t num;
+  int32_t q;
+} ht_tap;
+
+typedef struct {
+  ht_filter_id id;
+  char name[HT_FILTER_NAME_MAX]; /* kebab-case, e.g. "floyd-steinberg"   */
+  int32_t den;
+  int ntaps;
+  ht_tap taps[HT_FILTER_MAX_TAPS]; /* ordered by (dy, dx)                */
+  /* Derived reach: how far the filter pushes error. */
+  int reach_left, reach_right, reach_down;
+  /* Row delay of the k-delay parallel scan (Kasagi et al. Sec. III): row
+   * y+1 may process column x once row y has finished column x + k - 1.
+   * 2 for Floyd-Steinberg, 3 for Jarvis-Judice-Ninke. */
+  int delay;
+} ht_filter;
+
+/* The built-in filter `id` (not HT_FILTER_CUSTOM); NULL when out of range.
+ * The returned table is static and read-only. */
+HT_API const ht_filter *ht_filter_builtin(ht_filter_id id);
+
+/* Built-in filter by kebab-case name ("floyd-steinberg", "stucki", ...). */
+HT_API const ht_filter *ht_filter_by_name(const char *name);
+
+/* Parses a custom filter. Syntax (docs/coefficients.md):
+ *   rows separated by ';', an optional "/ DEN" at the very end.
+ *   The first row holds '*' (the current pixel) preceded by '-' place
+ *   holders for the pixels already processed; the other rows are centred
+ *   on the '*' column. Without "/ DEN" the divisor is the sum of weights.
+ *   Example (Floyd-Steinberg): "- * 7; 3 5 1 / 16"
+ * On failure returns HT_ERR_BAD_COEFFICIENTS and writes a one-line
+ * message naming the 1-based character position into `err` (may be NULL).
+ */
+HT_API ht_status ht_filter_parse(const char *text, ht_filter *out,
+                                 char *err, size_t err_size);
+
+/* Writes the filter in the custom syntax (round-trips through parse). */
+HT_API ht_status ht_filter_format(const ht_filter *filter, char *buf, size_t size);
+
+/* -------------------------------------------------------------- run-time */
+
+typedef enum {
+  HT_BACKEND_AUTO = 0, /* GPU when usable, else CPU (with a notice)   */
+  HT_BACKEND_CPU,
+  HT_BACKEND_CUDA,
+} ht_backend;
+
+/* Which implementation computes the error diffusion. All give identical
+ * bits; they exist as benchmark rows and as readable references. */
+typedef enum {
+  HT_VARIANT_AUTO = 0,   /* the fastest for the backend                 */
+  HT_VARIANT_ED,         /* error diffusion (reference), Sec. II        */
+  HT_VARIANT_EC,         /* error collection, Sec. II                   */
+  HT_VARIANT_ED_RC,      /* ED with register caching, Sec. II           */
+  HT_VARIANT_EC_RC,      /* EC with register caching, Sec. II           */
+  HT_VARIANT_WAVEFRONT,  /* threaded k-delay parallel scan, Sec. III    */
+  HT_VARIANT_COUNT_CPU,
+  /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
+  HT_VARIANT_GPU_FIRST = 16,
+} ht_variant;
+
+HT_API const char *ht_variant_name(ht_variant v);
+/* Returns the variant named `name` (e.g. "ec-rc"), or -1. */
+HT_API int ht_variant_from_name(const char *name);
+
+typedef enum {
+  HT_COLOR_LUMA = 0,    /* colour input reduced to luminance (Rec. 709
+                           weights on the stored values), one plane out */
+  HT_COLOR_PER_CHANNEL, /* every colour channel on its own              */
+} ht_color_mode;
+
+typedef enum {
+  HT_SCAN_RASTER = 0,   /* left to right on every row                   */
+  HT_SCAN_SERPENTINE,   /* odd rows right to left, filter mirrored;
+                           sequential only                              */
+} ht_scan;
+
+/* Parameters of one run. Initialise with ht_params_init() so that fields
+ * added later get their defaults. */
+typedef struct {
+  ht_filter filter;       /* default Floyd-Steinberg                     */
+  int levels;             /* 2..256, default 2                           */
+  ht_scan scan;
+  ht_color_mode color;
+  bool alpha;             /* last input channel is alpha: copied through
+                             (to 8/16-bit outputs with an alpha channel) */
+  ht_variant variant;
+} ht_params;
+
+HT_API void ht_params_init(ht_params *p);
+
+/* Progress callback: `fraction` in 0..1. Return false to cancel; the run
+ * then returns HT_ERR_CANCELLED and the output contents are unspecified
+ * (callers that must not lose data render into a scratch buffer). */
+typedef bool (*ht_progress_fn)(double fraction, void *user);
+
+typedef struct ht_context ht_context;
+
+/* NULL only when out of memory. */
+HT_API ht_context *ht_context_new(void);
+HT_API void ht_context_free(ht_context *ctx);
+
+HT_API void ht_context_set_backend(ht_context *ctx, ht_backend backend);
+/* 0 = all online cores. */
+HT_API void ht_context_set_threads(ht_context *ctx, int threads);
+HT_API void ht_context_set_progress(ht_context *ctx, ht_progress_fn fn, void *user);
+/* Notices that are not errors (e.g. "no GPU, using the CPU") go here;
+ * default: none. */
+typedef void (*ht_notice_fn)(const char *message, void *user);
+HT_API void ht_context_set_notice(ht_context *ctx, ht_notice_fn fn, void *user);
+
+/* One line describing the last failure on this context, including what
+ * was wrong (e.g. "custom coefficients, position 5: ..."). Never NULL. */
+HT_API const char *ht_context_message(const ht_context *ctx);
+
+/* Which backend and variant the last successful run used. */
+HT_API ht_backend ht_context_last_backend(const ht_context *ctx);
+HT_API ht_variant ht_context_last_variant(const ht_context *ctx);
+
+/* Halftones `in` into `out`. Both have the same width and height.
+ *  - luma mode: `out` has 1 channel (2 with alpha kept);
+ *  - per-channel mode: `out` has the input's channel count.
+ * Output formats: U8/U16 write each level as an evenly spaced value
+ * (level q of L -> round(q * MAX / (L - 1))); BIT1 needs levels == 2 and a
+ * single channel. `out` may not overlap `in`.
+ */
+HT_API ht_status ht_run(ht_context *ctx, const ht_image *in, ht_image *out,
+                        const ht_params *params);
+
+/* Lower-level entry: one plane of 16-bit values (0..65535) in, level
+ * indices (0..levels-1) out. This is what the backends compute. */
+HT_API ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride,
+                              uint8_t *out, size_t out_stride, int64_t width,
+                              int64_t height, const ht_params *params);
+
+/* ---------------------------------------------------------------- metrics */
+
+typedef struct {
+  double mean_tone_error; /* |mean(output) - mean(input)|, 0..255 units   */
+  double hvs_error;       /* mean |G*a - G*r|, 7x7 Gaussian sigma 1,
+                             0..255 units (Kasagi LES paper, formula 4)   */
+} ht_metrics;
+
+/* `gray` and `result` are 8-bit single-channel planes of the same size. */
+HT_API ht_status ht_compute_metrics(const uint8_t *gray, size_t gray_stride,
+                                    const uint8_t *result, size_t result_stride,
+                                    int64_t width, int64_t height, ht_metrics *m);
+
+/* Library version string, e.g. "0.1.0". */
+HT_API const char *ht_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

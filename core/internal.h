@@ -1,0 +1,88 @@
+/* Private interfaces of libhalftone: what the algorithm files share. */
+#ifndef HT_INTERNAL_H
+#define HT_INTERNAL_H
+
+#include "halftone.h"
+#include "fixed.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+#define HT_MSG_MAX 256
+
+/* Where rows come from and go to. Algorithms see only this, so they work
+ * for every input and output format with memory that grows with the
+ * width, never with the pixel count. load/store may be called from
+ * several threads at once for different rows. */
+typedef struct ht_rows ht_rows;
+struct ht_rows {
+  int64_t width, height;
+  /* Row y as HT_FX values (width entries). */
+  void (*load)(const ht_rows *r, int64_t y, int32_t *dst);
+  /* Row y of level indices (width entries). */
+  void (*store)(const ht_rows *r, int64_t y, const uint8_t *levels);
+  /* Source */
+  const uint8_t *in;
+  size_t in_stride;
+  int in_channels;
+  int in_channel;      /* channel to read, or -1 for luma             */
+  ht_format in_format;
+  /* Sink */
+  uint8_t *out;
+  size_t out_stride;
+  int out_channels;
+  int out_channel;
+  ht_format out_format;
+  int levels;
+  uint16_t lut[256];   /* level index -> stored output value        */
+};
+
+/* What one algorithm run needs besides the rows. */
+typedef struct ht_job ht_job;
+struct ht_job {
+  ht_filter filter;   /* with q, reach and delay filled in            */
+  int levels;
+  ht_scan scan;
+  int threads;        /* >= 1, resolved                               */
+  /* progress: only ht_job_tick() touches these */
+  ht_progress_fn progress;
+  void *user;
+  double base, span;  /* fraction of the whole run this job covers    */
+  int64_t last_tick_ns;
+  atomic_int cancelled;
+  char *msg;          /* HT_MSG_MAX bytes, for the failure message     */
+};
+
+/* Reports that `done` of `total` rows are finished; throttled to about
+ * 20 calls a second. Call from the thread that called ht_run only.
+ * Returns false (and sets job->cancelled) when the user cancelled. */
+bool ht_job_tick(ht_job *job, int64_t done, int64_t total);
+static inline bool ht_job_cancelled(const ht_job *job)
+{
+  return atomic_load_explicit(&((ht_job *)job)->cancelled, memory_order_relaxed) != 0;
+}
+
+void *ht_alloc(ht_job *job, size_t count, size_t size);        /* zeroed, checked */
+void ht_set_msg(char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fills reach_* and delay from the taps. */
+void ht_filter_derive(ht_filter *f);
+
+/* The algorithms: one file each, named after it. */
+ht_status ht_ed_run(ht_job *job, const ht_rows *rows);        /* ed.c        */
+ht_status ht_ec_run(ht_job *job, const ht_rows *rows);        /* ec.c        */
+ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows);     /* ed_rc.c     */
+ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows);     /* ec_rc.c     */
+ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows); /* wavefront.c */
+
+/* The CUDA backend (cuda_loader.c): loads the module on first use. */
+typedef struct ht_cuda ht_cuda;
+/* Returns NULL with a message in `msg` when no GPU can be used. */
+ht_cuda *ht_cuda_open(char *msg);
+void ht_cuda_close(ht_cuda *cuda);
+ht_status ht_cuda_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, ht_variant variant);
+
+int ht_online_cores(void);
+int64_t ht_now_ns(void);
+
+#endif
