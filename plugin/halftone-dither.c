@@ -1,0 +1,523 @@
+/* halftone:dither — exact error-diffusion halftoning as a GEGL operation.
+ *
+ * This file follows the layout of GEGL's own operations: the property
+ * block below is read several times by gegl-op.h (to declare the
+ * properties struct, register the enums and install the GParamSpecs),
+ * the code after #else is the operation itself.
+ *
+ * The error diffusion is done by libhalftone (core/); this file only
+ * converts between GEGL buffers and the core's image layout. Error
+ * diffusion is global (every pixel depends on all pixels above and to its
+ * left), so the operation always computes the whole input at once.
+ *
+ * Copyright (C) 2026 the GEGL Halftone authors. GPL-3.0-or-later.
+ */
+#include "ht-config.h"
+
+#include <glib/gi18n-lib.h>
+
+#ifdef GEGL_PROPERTIES
+
+enum_start (halftone_algorithm)
+  enum_value (HALFTONE_ALGORITHM_FLOYD_STEINBERG, "floyd-steinberg",
+              N_("Floyd–Steinberg"))
+  enum_value (HALFTONE_ALGORITHM_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke",
+              N_("Jarvis–Judice–Ninke"))
+  enum_value (HALFTONE_ALGORITHM_STUCKI, "stucki", N_("Stucki"))
+  enum_value (HALFTONE_ALGORITHM_BURKES, "burkes", N_("Burkes"))
+  enum_value (HALFTONE_ALGORITHM_SIERRA_3, "sierra-3", N_("Sierra (three rows)"))
+  enum_value (HALFTONE_ALGORITHM_SIERRA_2, "sierra-2", N_("Sierra (two rows)"))
+  enum_value (HALFTONE_ALGORITHM_SIERRA_LITE, "sierra-lite", N_("Sierra Lite"))
+  enum_value (HALFTONE_ALGORITHM_ATKINSON, "atkinson", N_("Atkinson"))
+  enum_value (HALFTONE_ALGORITHM_CUSTOM, "custom", N_("Custom coefficients"))
+enum_end (HalftoneAlgorithm)
+
+enum_start (halftone_backend)
+  enum_value (HALFTONE_BACKEND_AUTO, "auto", N_("Automatic (GPU if available)"))
+  enum_value (HALFTONE_BACKEND_CPU, "cpu", N_("CPU"))
+  enum_value (HALFTONE_BACKEND_CUDA, "cuda", N_("NVIDIA GPU (CUDA)"))
+enum_end (HalftoneBackend)
+
+enum_start (halftone_color_mode)
+  enum_value (HALFTONE_COLOR_MODE_LUMA, "luma", N_("Luminance (black and white)"))
+  enum_value (HALFTONE_COLOR_MODE_PER_CHANNEL, "per-channel", N_("Each channel separately"))
+enum_end (HalftoneColorMode)
+
+enum_start (halftone_space)
+  enum_value (HALFTONE_SPACE_PERCEPTUAL, "perceptual", N_("Perceptual (gamma-encoded values)"))
+  enum_value (HALFTONE_SPACE_LINEAR, "linear", N_("Linear light"))
+enum_end (HalftoneSpace)
+
+property_enum (algorithm, _("Algorithm"),
+               HalftoneAlgorithm, halftone_algorithm,
+               HALFTONE_ALGORITHM_FLOYD_STEINBERG)
+  description (_("Error filter that spreads each pixel's quantization error "
+                 "to its unprocessed neighbours"))
+
+property_string (coefficients, _("Coefficients"), "- * 7; 3 5 1 / 16")
+  description (_("Custom error filter: rows separated by ';', '*' marks the "
+                 "current pixel, '-' the pixels before it, an optional "
+                 "'/ divisor' at the end; for example \"- * 7; 3 5 1 / 16\""))
+  ui_meta ("visible", "algorithm {custom}")
+
+property_int (levels, _("Levels"), 2)
+  description (_("Number of output levels per channel (2 gives pure black and white)"))
+  value_range (2, 256)
+  ui_range (2, 16)
+
+property_enum (color_mode, _("Color mode"),
+               HalftoneColorMode, halftone_color_mode,
+               HALFTONE_COLOR_MODE_LUMA)
+  description (_("Halftone the luminance of a color image (gray output), "
+                 "or every color channel on its own"))
+
+property_enum (space, _("Space"),
+               HalftoneSpace, halftone_space,
+               HALFTONE_SPACE_PERCEPTUAL)
+  description (_("Dither the gamma-encoded values as stored in image files "
+                 "(like the halftone command-line tool), or linear light"))
+
+property_boolean (serpentine, _("Serpentine scan"), FALSE)
+  description (_("Process every other row right to left, which breaks up "
+                 "directional artifacts (sequential, CPU only)"))
+
+property_enum (backend, _("Backend"),
+               HalftoneBackend, halftone_backend,
+               HALFTONE_BACKEND_AUTO)
+  description (_("Where the error diffusion runs; every backend gives the "
+                 "same result, bit for bit"))
+
+property_int (threads, _("Threads"), 0)
+  description (_("CPU threads to use (0 = all cores)"))
+  value_range (0, 1024)
+  ui_range (0, 64)
+
+#else
+
+#define GEGL_OP_FILTER
+#define GEGL_OP_NAME     halftone_dither
+#define GEGL_OP_C_SOURCE halftone-dither.c
+/* The module entry points are written below, so that the translation
+ * domain is bound before GEGL reads any label. */
+#define GEGL_OP_BUNDLE
+
+/* GEGL's inline helpers do not build clean under -Wconversion; they are
+ * included here first, quietly, and the include guards keep them so. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#include <gegl.h>
+#include <gegl-plugin.h>
+#pragma GCC diagnostic pop
+
+#include <gegl-op.h>
+#include <operation/gegl-operation-context.h>
+
+#include <string.h>
+
+#include "halftone.h"
+
+/* The whole composition of the reference test: a gray ramp, dithered with
+ * the default properties. The hash below was computed by running it
+ * (tests/gegl/test-op --print-reference-hash). */
+static const gchar reference_composition[] =
+  "<?xml version='1.0' encoding='UTF-8'?>"
+  "<gegl>"
+  "  <node operation='halftone:dither'/>"
+  "  <node operation='gegl:crop' width='256' height='64'/>"
+  "  <node operation='gegl:linear-gradient' start-x='0' start-y='0'"
+  "        end-x='256' end-y='0' start-color='black' end-color='white'/>"
+  "</gegl>";
+
+/* What the core is given and what it gives back, for one input format. */
+typedef struct
+{
+  const Babl *in_format;   /* what the input is converted to          */
+  const Babl *out_format;  /* what the operation outputs              */
+  const Babl *core_format; /* what the core writes (u8 or u16)        */
+  ht_format   in_type;
+  ht_format   out_type;
+  int         in_channels;
+  int         out_channels;
+  gboolean    alpha;
+  gboolean    float_out;   /* output levels as floats from u16 levels */
+} Plan;
+
+static void
+make_plan (GeglOperation *operation, Plan *plan)
+{
+  GeglProperties *o      = GEGL_PROPERTIES (operation);
+  const Babl     *source = gegl_operation_get_source_format (operation, "input");
+  const Babl     *space  = source ? babl_format_get_space (source) : NULL;
+  gboolean        linear = o->space == HALFTONE_SPACE_LINEAR;
+  gboolean        alpha  = FALSE;
+  gboolean        color  = TRUE;
+  const Babl     *type   = NULL;
+  const gchar    *tname;
+  const gchar    *in_model, *out_model;
+  gchar           name[64];
+
+  if (source)
+    {
+      gint n = babl_format_get_n_components (source);
+
+      alpha = babl_format_has_alpha (source);
+      color = n - (alpha ? 1 : 0) >= 3;
+      type  = babl_format_get_type (source, 0);
+    }
+
+  /* 8- and 16-bit data stay integer (what the CLI does on PNG/PGM);
+   * anything else goes through float. */
+  if (type == babl_type ("u8"))
+    {
+      tname = "u8";
+      plan->in_type = plan->out_type = HT_FORMAT_U8;
+      plan->float_out = FALSE;
+    }
+  else if (type == babl_type ("u16"))
+    {
+      tname = "u16";
+      plan->in_type = plan->out_type = HT_FORMAT_U16;
+      plan->float_out = FALSE;
+    }
+  else
+    {
+      tname = "float";
+      plan->in_type   = HT_FORMAT_F32;
+      plan->out_type  = HT_FORMAT_U16;
+      plan->float_out = TRUE;
+    }
+
+  if (color)
+    in_model = linear ? (alpha ? "RGBA" : "RGB") : (alpha ? "R'G'B'A" : "R'G'B'");
+  else
+    in_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
+
+  /* Luminance mode turns colour into one gray plane (core/context.c). */
+  if (color && o->color_mode == HALFTONE_COLOR_MODE_LUMA)
+    out_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
+  else
+    out_model = in_model;
+
+  g_snprintf (name, sizeof name, "%s %s", in_model, tname);
+  plan->in_format = babl_format_with_space (name, space);
+  g_snprintf (name, sizeof name, "%s %s", out_model, tname);
+  plan->out_format = babl_format_with_space (name, space);
+  g_snprintf (name, sizeof name, "%s %s", out_model,
+              plan->out_type == HT_FORMAT_U8 ? "u8" : "u16");
+  plan->core_format = babl_format_with_space (name, space);
+
+  plan->alpha        = alpha;
+  plan->in_channels  = babl_format_get_n_components (plan->in_format);
+  plan->out_channels = babl_format_get_n_components (plan->out_format);
+}
+
+/* Fills `filter` from the properties. On a bad custom string writes the
+ * parser's message into `err` and returns FALSE. */
+static gboolean
+get_filter (GeglProperties *o, ht_filter *filter, gchar *err, gsize err_size)
+{
+  if (o->algorithm == HALFTONE_ALGORITHM_CUSTOM)
+    return ht_filter_parse (o->coefficients ? o->coefficients : "",
+                            filter, err, err_size) == HT_OK;
+
+  *filter = *ht_filter_builtin ((ht_filter_id) o->algorithm);
+  return TRUE;
+}
+
+static gboolean
+filter_is_valid (GeglOperation *operation, gboolean warn)
+{
+  GeglProperties *o = GEGL_PROPERTIES (operation);
+  ht_filter       filter;
+  gchar           err[256] = "";
+
+  if (get_filter (o, &filter, err, sizeof err))
+    return TRUE;
+  if (warn)
+    g_warning ("halftone:dither: coefficients \"%s\": %s; passing the input through unchanged",
+               o->coefficients ? o->coefficients : "", err);
+  return FALSE;
+}
+
+static void
+prepare (GeglOperation *operation)
+{
+  Plan plan;
+
+  make_plan (operation, &plan);
+  gegl_operation_set_format (operation, "input", plan.in_format);
+
+  /* Bad coefficients: the input is passed on unchanged (see
+   * operation_process), so announce the input's format. */
+  if (filter_is_valid (operation, TRUE))
+    gegl_operation_set_format (operation, "output", plan.out_format);
+  else
+    gegl_operation_set_format (operation, "output", plan.in_format);
+}
+
+static GeglRectangle
+get_required_for_output (GeglOperation       *operation,
+                         const gchar         *input_pad,
+                         const GeglRectangle *roi)
+{
+  GeglRectangle result = *gegl_operation_source_get_bounding_box (operation, "input");
+
+  /* An infinite plane cannot be diffused; ask for what was asked. */
+  if (gegl_rectangle_is_infinite_plane (&result))
+    return *roi;
+  return result;
+}
+
+static GeglRectangle
+get_cached_region (GeglOperation       *operation,
+                   const GeglRectangle *roi)
+{
+  GeglRectangle result = *gegl_operation_source_get_bounding_box (operation, "input");
+
+  if (gegl_rectangle_is_infinite_plane (&result))
+    return *roi;
+  return result;
+}
+
+typedef struct
+{
+  GeglOperation *operation;
+  GThread       *thread;
+} ProgressData;
+
+static bool
+progress_cb (double fraction, void *user)
+{
+  ProgressData *pd = user;
+
+  /* GEGL's progress signal is only emitted from the thread that runs the
+   * operation; a parallel backend may call back from its workers. The
+   * core already throttles the calls to a few per second. */
+  if (g_thread_self () == pd->thread)
+    gegl_operation_progress (pd->operation, fraction, "");
+  return true;
+}
+
+static void
+notice_cb (const char *message, void *user)
+{
+  (void) user;
+  g_info ("halftone:dither: %s", message);
+}
+
+static gboolean
+process (GeglOperation       *operation,
+         GeglBuffer          *input,
+         GeglBuffer          *output,
+         const GeglRectangle *result,
+         gint                 level)
+{
+  GeglProperties *o    = GEGL_PROPERTIES (operation);
+  GeglRectangle   area = *gegl_operation_source_get_bounding_box (operation, "input");
+  Plan            plan;
+  ht_params       params;
+  ht_context     *ctx;
+  ht_image        in, out;
+  ht_status       status;
+  ProgressData    pd = { operation, g_thread_self () };
+  gsize           in_bpp, out_bpp;
+  guchar         *in_data, *out_data;
+  gchar           err[256] = "";
+
+  if (gegl_rectangle_is_infinite_plane (&area))
+    area = *result;
+  if (area.width <= 0 || area.height <= 0)
+    return TRUE;
+
+  make_plan (operation, &plan);
+  ht_params_init (&params);
+  if (!get_filter (o, &params.filter, err, sizeof err))
+    {
+      /* prepare() already warned; operation_process passes through */
+      gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
+      return TRUE;
+    }
+  params.levels = o->levels;
+  params.scan   = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
+  params.color  = o->color_mode == HALFTONE_COLOR_MODE_PER_CHANNEL
+                  ? HT_COLOR_PER_CHANNEL : HT_COLOR_LUMA;
+  params.alpha  = plan.alpha;
+
+  in_bpp  = (gsize) babl_format_get_bytes_per_pixel (plan.in_format);
+  out_bpp = (gsize) babl_format_get_bytes_per_pixel (plan.core_format);
+  in_data  = g_try_malloc ((gsize) area.width * (gsize) area.height * in_bpp);
+  out_data = g_try_malloc ((gsize) area.width * (gsize) area.height * out_bpp);
+  ctx = ht_context_new ();
+  if (!in_data || !out_data || !ctx)
+    {
+      g_warning ("halftone:dither: out of memory for a %dx%d image",
+                 area.width, area.height);
+      g_free (in_data);
+      g_free (out_data);
+      ht_context_free (ctx);
+      gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
+      return TRUE;
+    }
+
+  gegl_buffer_get (input, &area, 1.0, plan.in_format, in_data,
+                   GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+
+  in.width    = area.width;
+  in.height   = area.height;
+  in.stride   = (size_t) area.width * in_bpp;
+  in.channels = plan.in_channels;
+  in.format   = plan.in_type;
+  in.data     = in_data;
+  out.width    = area.width;
+  out.height   = area.height;
+  out.stride   = (size_t) area.width * out_bpp;
+  out.channels = plan.out_channels;
+  out.format   = plan.out_type;
+  out.data     = out_data;
+
+  ht_context_set_backend (ctx, o->backend == HALFTONE_BACKEND_CPU ? HT_BACKEND_CPU
+                               : o->backend == HALFTONE_BACKEND_CUDA ? HT_BACKEND_CUDA
+                               : HT_BACKEND_AUTO);
+  ht_context_set_threads (ctx, o->threads);
+  ht_context_set_progress (ctx, progress_cb, &pd);
+  ht_context_set_notice (ctx, notice_cb, NULL);
+
+  gegl_operation_progress (operation, 0.0, "");
+  status = ht_run (ctx, &in, &out, &params);
+  gegl_operation_progress (operation, 1.0, "");
+
+  if (status == HT_OK)
+    {
+      const guchar *first;
+      GeglRectangle roi;
+
+      gegl_rectangle_intersect (&roi, result, &area);
+      first = out_data + ((gsize) (roi.y - area.y) * (gsize) area.width +
+                          (gsize) (roi.x - area.x)) * out_bpp;
+      if (plan.float_out)
+        {
+          /* Float output: turn the core's evenly spaced u16 values back
+           * into exact fractions q / (levels - 1). */
+          gfloat  *f  = g_try_malloc ((gsize) roi.width * (gsize) roi.height *
+                                      (gsize) plan.out_channels * sizeof (gfloat));
+          int      lm = o->levels - 1;
+          int      colors = plan.out_channels - (plan.alpha ? 1 : 0);
+
+          if (f)
+            {
+              for (gint y = 0; y < roi.height; y++)
+                {
+                  const guint16 *row = (const guint16 *) (const void *)
+                                       (first + (gsize) y * out.stride);
+                  gfloat        *frow = f + (gsize) y * (gsize) roi.width *
+                                        (gsize) plan.out_channels;
+
+                  for (gsize i = 0; i < (gsize) roi.width * (gsize) plan.out_channels; i++)
+                    {
+                      if ((int) (i % (gsize) plan.out_channels) < colors)
+                        {
+                          int q = (int) (((gint64) row[i] * lm + 32767) / 65535);
+                          frow[i] = (gfloat) q / (gfloat) lm;
+                        }
+                      else
+                        frow[i] = row[i] / 65535.0f;
+                    }
+                }
+              gegl_buffer_set (output, &roi, 0, plan.out_format, f, GEGL_AUTO_ROWSTRIDE);
+              g_free (f);
+            }
+          else
+            {
+              gegl_buffer_set (output, &roi, 0, plan.core_format, first, (gint) out.stride);
+            }
+        }
+      else
+        {
+          gegl_buffer_set (output, &roi, 0, plan.core_format, first, (gint) out.stride);
+        }
+    }
+  else
+    {
+      g_warning ("halftone:dither: %s", ht_context_message (ctx));
+      gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
+    }
+
+  ht_context_free (ctx);
+  g_free (in_data);
+  g_free (out_data);
+  return TRUE;
+}
+
+/* Bad custom coefficients: hand the input on untouched instead of
+ * computing garbage (prepare() has put the reason on the log). */
+static gboolean
+operation_process (GeglOperation        *operation,
+                   GeglOperationContext *context,
+                   const gchar          *output_prop,
+                   const GeglRectangle  *result,
+                   gint                  level)
+{
+  GeglOperationClass *operation_class =
+    GEGL_OPERATION_CLASS (gegl_op_parent_class);
+
+  if (!filter_is_valid (operation, FALSE))
+    {
+      gpointer input = gegl_operation_context_get_object (context, "input");
+
+      gegl_operation_context_set_object (context, "output", input);
+      return TRUE;
+    }
+  return operation_class->process (operation, context, output_prop, result, level);
+}
+
+static void
+gegl_op_class_init (GeglOpClass *klass)
+{
+  GeglOperationClass       *operation_class = GEGL_OPERATION_CLASS (klass);
+  GeglOperationFilterClass *filter_class    = GEGL_OPERATION_FILTER_CLASS (klass);
+
+  operation_class->prepare                 = prepare;
+  operation_class->process                 = operation_process;
+  operation_class->get_required_for_output = get_required_for_output;
+  operation_class->get_cached_region       = get_cached_region;
+  /* Error diffusion is one global pass: split into tiles it would leave
+   * seams. The core runs its own threads. */
+  operation_class->threaded                = FALSE;
+  operation_class->want_in_place           = FALSE;
+  filter_class->process                    = process;
+
+  gegl_operation_class_set_keys (operation_class,
+    "name",            "halftone:dither",
+    "title",           _("Halftone (Error Diffusion)"),
+    "categories",      "dither",
+    "gimp:menu-path",  "<Image>/Filters/Distorts",
+    "gimp:menu-label", _("Halftone (Error Diffusion)..."),
+    "license",         "GPL3+",
+    "reference-hash",  "0000",
+    "reference-composition", reference_composition,
+    "description",
+    _("Turn a continuous-tone image into black and white dots (or a few "
+      "levels) by error diffusion: Floyd–Steinberg and related filters, "
+      "computed exactly on all CPU cores or an NVIDIA GPU"),
+    NULL);
+}
+
+G_MODULE_EXPORT const GeglModuleInfo *
+gegl_module_query (GTypeModule *module)
+{
+  (void) module;
+  return &modinfo;
+}
+
+G_MODULE_EXPORT gboolean
+gegl_module_register (GTypeModule *module)
+{
+  /* Labels and enum names are translated when the class is built, so
+   * the catalog must be known before registering the type. */
+  bindtextdomain (GETTEXT_PACKAGE, HT_LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  gegl_op_halftone_dither_register_type (module);
+  return TRUE;
+}
+
+#endif
