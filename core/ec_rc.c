@@ -1,3 +1,189 @@
-/* placeholder until the real variant lands (same session) */
+/* Error collection with register caching (EC-RC): Kasagi et al. Sec. II,
+ * the register caching technique applied to error collection.
+ *
+ * Pixel (x, y) collects ht_fx_term(e(x - dx, y - dy), q) from its sources
+ * (see ec.c). The errors it needs from the rows above form a window of
+ * columns x - right .. x + left per row; the window lives in local
+ * variables and slides one column per pixel, so every pixel reads one new
+ * error per row above and writes its own error once (the paper's "2n
+ * reads, 2n writes" row of Table I). The errors of the current row's
+ * previous pixels are kept the same way.
+ *
+ * Filters stay data: the kernel is written once for a rectangular
+ * footprint (left, right, down) with the weights as a dense box (a
+ * missing tap has weight 0, and ht_fx_term(e, 0) == 0, so it adds
+ * nothing). It is instantiated for the footprints of the built-in
+ * filters, where GCC unrolls it and keeps the window in registers, and
+ * once for the largest footprint (4, 4, 3), which takes any filter. */
 #include "internal.h"
-ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows) { return ht_ed_run(job, rows); }
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HT_AI static inline __attribute__((always_inline))
+#define PAD 8 /* zero columns either side of a stored row (>= 4)  */
+#define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
+
+/* Weights by offset: q[dy][HT_FILTER_MAX_LEFT + dx] */
+typedef struct {
+  int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW];
+} box;
+
+typedef struct {
+  const ht_rows *rows;
+  ht_job *job;
+  box bx;
+  int levels;
+  int32_t level_value[256];
+  uint8_t *qlut;  /* multi-level: clamp(v, 0, 65535) -> level index */
+  int32_t *in;
+  uint8_t *lv;
+  int32_t *ering; /* (HT_FILTER_MAX_DOWN + 2) rows of `stride`     */
+  size_t stride;
+} ecrc;
+
+HT_AI int32_t quantize(const bool binary, int32_t v, const ecrc *c, uint8_t *lv)
+{
+  int32_t q;
+  if (binary) {
+    q = ht_fx_binary(v);
+    *lv = (uint8_t)q;
+    return q ? v - HT_FX_ONE : v;
+  }
+  /* the table holds ht_fx_quantize of every clamped value: no division
+   * per pixel, same result (ht_fx_quantize clamps to 0 and L-1 itself) */
+  q = c->qlut[v < 0 ? 0 : v > HT_FX_ONE ? HT_FX_ONE : v];
+  *lv = (uint8_t)q;
+  return v - c->level_value[q];
+}
+
+/* One row. L, R, D: the footprint the instance is compiled for. */
+HT_AI void ec_rc_row(const int L, const int R, const int D, const bool binary, const ecrc *c,
+                     int32_t *restrict cur, const int32_t *const up[HT_FILTER_MAX_DOWN + 1])
+{
+  const int64_t w = c->rows->width;
+  const int32_t *restrict in = c->in;
+  uint8_t *restrict lv = c->lv;
+  int32_t q0[HT_FILTER_MAX_RIGHT + 1];
+  int32_t qu[HT_FILTER_MAX_DOWN][BOXW];
+  int32_t cache0[HT_FILTER_MAX_RIGHT + 1];       /* e(x - k, y), k = 1..R     */
+  int32_t win[HT_FILTER_MAX_DOWN][BOXW];          /* e(x - R + k, y - dy)      */
+#pragma GCC unroll 8
+  for (int k = 1; k <= R; k++) {
+    q0[k] = c->bx.q[0][HT_FILTER_MAX_LEFT + k];
+    cache0[k] = 0;
+  }
+#pragma GCC unroll 4
+  for (int dy = 1; dy <= D; dy++) {
+#pragma GCC unroll 16
+    for (int k = 0; k <= L + R; k++) {
+      qu[dy - 1][k] = c->bx.q[dy][HT_FILTER_MAX_LEFT + R - k]; /* source x - R + k has dx = R - k */
+      win[dy - 1][k] = k < L + R ? up[dy][k - R] : 0;
+    }
+  }
+  for (int64_t x = 0; x < w; x++) {
+    int32_t v = in[x];
+#pragma GCC unroll 4
+    for (int dy = 1; dy <= D; dy++) {
+      win[dy - 1][L + R] = up[dy][x + L]; /* the one new read per row above */
+#pragma GCC unroll 16
+      for (int k = 0; k <= L + R; k++)
+        v += ht_fx_term(win[dy - 1][k], qu[dy - 1][k]);
+    }
+#pragma GCC unroll 8
+    for (int k = 1; k <= R; k++)
+      v += ht_fx_term(cache0[k], q0[k]);
+    int32_t e = quantize(binary, v, c, &lv[x]);
+    cur[x] = e;
+#pragma GCC unroll 8
+    for (int k = R; k > 1; k--)
+      cache0[k] = cache0[k - 1];
+    cache0[1] = e;
+#pragma GCC unroll 4
+    for (int dy = 1; dy <= D; dy++) {
+#pragma GCC unroll 16
+      for (int k = 0; k < L + R; k++)
+        win[dy - 1][k] = win[dy - 1][k + 1];
+    }
+  }
+}
+
+HT_AI ht_status ec_rc_rows(const int L, const int R, const int D, const bool binary, ecrc *c)
+{
+  const ht_rows *rows = c->rows;
+  const int64_t h = rows->height;
+  const int nrows = HT_FILTER_MAX_DOWN + 1;
+  int32_t *zero = c->ering + (size_t)nrows * c->stride + PAD;
+  for (int64_t y = 0; y < h; y++) {
+    rows->load(rows, y, c->in);
+    const int32_t *up[HT_FILTER_MAX_DOWN + 1];
+    int32_t *cur = c->ering + (size_t)(y % nrows) * c->stride + PAD;
+    up[0] = cur;
+    for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
+      up[dy] = y >= dy ? c->ering + (size_t)((y - dy) % nrows) * c->stride + PAD : zero;
+    ec_rc_row(L, R, D, binary, c, cur, up);
+    rows->store(rows, y, c->lv);
+    if (!ht_job_tick(c->job, y + 1, h))
+      return HT_ERR_CANCELLED;
+  }
+  return HT_OK;
+}
+
+#define INSTANCE(L, R, D)                                                     \
+  static ht_status run_##L##R##D##_b(ecrc *c) { return ec_rc_rows(L, R, D, true, c); }  \
+  static ht_status run_##L##R##D##_m(ecrc *c) { return ec_rc_rows(L, R, D, false, c); }
+/* footprints of the built-in filters, cheapest first, then the catch-all */
+INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite        */
+INSTANCE(2, 2, 1) /* Burkes, Sierra-2                    */
+INSTANCE(1, 2, 2) /* Atkinson                            */
+INSTANCE(2, 2, 2) /* Jarvis-Judice-Ninke, Stucki, Sierra-3 */
+INSTANCE(4, 4, 3) /* any filter                          */
+
+static const struct {
+  int l, r, d;
+  ht_status (*bin)(ecrc *);
+  ht_status (*multi)(ecrc *);
+} instances[] = {
+  { 1, 1, 1, run_111_b, run_111_m }, { 2, 2, 1, run_221_b, run_221_m },
+  { 1, 2, 2, run_122_b, run_122_m }, { 2, 2, 2, run_222_b, run_222_m },
+  { 4, 4, 3, run_443_b, run_443_m },
+};
+
+ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows)
+{
+  const ht_filter *f = &job->filter;
+  ecrc c;
+  memset(&c, 0, sizeof c);
+  c.rows = rows;
+  c.job = job;
+  c.levels = job->levels;
+  for (int t = 0; t < f->ntaps; t++)
+    c.bx.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
+  for (int i = 0; i < c.levels; i++)
+    c.level_value[i] = ht_fx_level(i, c.levels);
+  c.stride = (size_t)rows->width + 2 * PAD;
+  c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
+  c.lv = ht_alloc(job, (size_t)rows->width, 1);
+  c.ering = ht_alloc(job, (size_t)HT_FILTER_MAX_DOWN + 2, c.stride * sizeof *c.ering);
+  if (c.levels > 2)
+    c.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
+  ht_status s = HT_OK;
+  if (!c.in || !c.lv || !c.ering || (c.levels > 2 && !c.qlut)) {
+    s = HT_ERR_NO_MEMORY;
+    goto out;
+  }
+  if (c.qlut)
+    for (int32_t v = 0; v <= HT_FX_ONE; v++)
+      c.qlut[v] = (uint8_t)ht_fx_quantize(v, c.levels);
+  size_t i = 0;
+  while (i + 1 < sizeof instances / sizeof instances[0] &&
+         (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
+    i++;
+  s = c.levels == 2 ? instances[i].bin(&c) : instances[i].multi(&c);
+out:
+  free(c.in);
+  free(c.lv);
+  free(c.ering);
+  free(c.qlut);
+  return s;
+}

@@ -1,3 +1,186 @@
-/* placeholder until the real variant lands (same session) */
+/* Error diffusion with register caching (ED-RC): Kasagi et al. Sec. II,
+ * the register caching technique applied to error diffusion.
+ *
+ * ED pushes ht_fx_term(e, q) of pixel (x, y) to (x + dx, y + dy). The
+ * targets a pixel reaches in row y + dy are the columns x - left ..
+ * x + right; their running sums live in local variables that slide one
+ * column per pixel: the column entering on the right is read from memory
+ * once, the column leaving on the left (which no later pixel of this row
+ * reaches) is written back once. The current row's pending errors for
+ * x + 1 .. x + right never touch memory at all.
+ *
+ * Filters stay data: one kernel for a rectangular footprint with a dense
+ * weight box (a missing tap has weight 0 and ht_fx_term(e, 0) == 0),
+ * instantiated for the built-in footprints and for the largest one. The
+ * error sums in the columns outside the image (the pads) are dropped:
+ * they flow only into other pad columns and are cleared with the row,
+ * which is the "error leaving the image is dropped" rule. */
 #include "internal.h"
-ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows) { return ht_ed_run(job, rows); }
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HT_AI static inline __attribute__((always_inline))
+#define PAD 8 /* columns either side of a stored row (>= 4)        */
+#define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
+#define NROWS (HT_FILTER_MAX_DOWN + 1)
+
+typedef struct {
+  int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
+} box;
+
+typedef struct {
+  const ht_rows *rows;
+  ht_job *job;
+  box bx;
+  int levels;
+  int32_t level_value[256];
+  uint8_t *qlut;  /* multi-level: clamp(v, 0, 65535) -> level index */
+  int32_t *in;
+  uint8_t *lv;
+  int32_t *err;   /* NROWS rows of `stride`: error pushed into row y  */
+  size_t stride;
+} edrc;
+
+HT_AI int32_t quantize(const bool binary, int32_t v, const edrc *c, uint8_t *lv)
+{
+  int32_t q;
+  if (binary) {
+    q = ht_fx_binary(v);
+    *lv = (uint8_t)q;
+    return q ? v - HT_FX_ONE : v;
+  }
+  q = c->qlut[v < 0 ? 0 : v > HT_FX_ONE ? HT_FX_ONE : v]; /* == ht_fx_quantize(v) */
+  *lv = (uint8_t)q;
+  return v - c->level_value[q];
+}
+
+HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, const edrc *c,
+                     const int32_t *restrict cur, int32_t *const down[HT_FILTER_MAX_DOWN + 1])
+{
+  const int64_t w = c->rows->width;
+  const int32_t *restrict in = c->in;
+  uint8_t *restrict lv = c->lv;
+  int32_t q0[HT_FILTER_MAX_RIGHT + 1];
+  int32_t qd[HT_FILTER_MAX_DOWN][BOXW];
+  int32_t pend0[HT_FILTER_MAX_RIGHT + 1];  /* error for (x + k, y), k = 0..R-1 */
+  int32_t win[HT_FILTER_MAX_DOWN][BOXW];   /* sum for (x - L + k, y + dy)      */
+#pragma GCC unroll 8
+  for (int k = 1; k <= R; k++)
+    q0[k] = c->bx.q[0][HT_FILTER_MAX_LEFT + k];
+#pragma GCC unroll 8
+  for (int k = 0; k <= R; k++)
+    pend0[k] = 0;
+#pragma GCC unroll 4
+  for (int dy = 1; dy <= D; dy++) {
+#pragma GCC unroll 16
+    for (int k = 0; k <= L + R; k++) {
+      qd[dy - 1][k] = c->bx.q[dy][HT_FILTER_MAX_LEFT - L + k];
+      win[dy - 1][k] = k < L + R ? down[dy][k - L] : 0;
+    }
+  }
+  for (int64_t x = 0; x < w; x++) {
+    int32_t v = in[x] + cur[x] + pend0[0];
+    int32_t e = quantize(binary, v, c, &lv[x]);
+    /* slide by one column while adding this pixel's shares; pend0[R]
+     * stays 0 */
+#pragma GCC unroll 8
+    for (int k = 0; k < R; k++)
+      pend0[k] = pend0[k + 1] + ht_fx_term(e, q0[k + 1]);
+#pragma GCC unroll 4
+    for (int dy = 1; dy <= D; dy++) {
+      win[dy - 1][L + R] = down[dy][x + R]; /* the column entering the window */
+#pragma GCC unroll 16
+      for (int k = 0; k <= L + R; k++)
+        win[dy - 1][k] += ht_fx_term(e, qd[dy - 1][k]);
+      down[dy][x - L] = win[dy - 1][0]; /* no later pixel of this row reaches it */
+#pragma GCC unroll 16
+      for (int k = 0; k < L + R; k++)
+        win[dy - 1][k] = win[dy - 1][k + 1];
+    }
+  }
+#pragma GCC unroll 4
+  for (int dy = 1; dy <= D; dy++) {
+#pragma GCC unroll 16
+    for (int k = 0; k < L + R; k++)
+      down[dy][w - L + k] = win[dy - 1][k];
+  }
+}
+
+HT_AI ht_status ed_rc_rows(const int L, const int R, const int D, const bool binary, edrc *c)
+{
+  const ht_rows *rows = c->rows;
+  const int64_t h = rows->height;
+  for (int64_t y = 0; y < h; y++) {
+    rows->load(rows, y, c->in);
+    int32_t *down[HT_FILTER_MAX_DOWN + 1];
+    for (int dy = 0; dy <= HT_FILTER_MAX_DOWN; dy++)
+      down[dy] = c->err + (size_t)((y + dy) % NROWS) * c->stride + PAD;
+    ed_rc_row(L, R, D, binary, c, down[0], down);
+    /* this slot becomes row y + NROWS: clear it, pads included */
+    memset(down[0] - PAD, 0, c->stride * sizeof *c->err);
+    rows->store(rows, y, c->lv);
+    if (!ht_job_tick(c->job, y + 1, h))
+      return HT_ERR_CANCELLED;
+  }
+  return HT_OK;
+}
+
+#define INSTANCE(L, R, D)                                                     \
+  static ht_status run_##L##R##D##_b(edrc *c) { return ed_rc_rows(L, R, D, true, c); }  \
+  static ht_status run_##L##R##D##_m(edrc *c) { return ed_rc_rows(L, R, D, false, c); }
+/* footprints of the built-in filters, cheapest first, then the catch-all */
+INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite          */
+INSTANCE(2, 2, 1) /* Burkes, Sierra-2                      */
+INSTANCE(1, 2, 2) /* Atkinson                              */
+INSTANCE(2, 2, 2) /* Jarvis-Judice-Ninke, Stucki, Sierra-3 */
+INSTANCE(4, 4, 3) /* any filter                            */
+
+static const struct {
+  int l, r, d;
+  ht_status (*bin)(edrc *);
+  ht_status (*multi)(edrc *);
+} instances[] = {
+  { 1, 1, 1, run_111_b, run_111_m }, { 2, 2, 1, run_221_b, run_221_m },
+  { 1, 2, 2, run_122_b, run_122_m }, { 2, 2, 2, run_222_b, run_222_m },
+  { 4, 4, 3, run_443_b, run_443_m },
+};
+
+ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows)
+{
+  const ht_filter *f = &job->filter;
+  edrc c;
+  memset(&c, 0, sizeof c);
+  c.rows = rows;
+  c.job = job;
+  c.levels = job->levels;
+  for (int t = 0; t < f->ntaps; t++)
+    c.bx.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
+  for (int i = 0; i < c.levels; i++)
+    c.level_value[i] = ht_fx_level(i, c.levels);
+  c.stride = (size_t)rows->width + 2 * PAD;
+  c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
+  c.lv = ht_alloc(job, (size_t)rows->width, 1);
+  c.err = ht_alloc(job, NROWS, c.stride * sizeof *c.err);
+  if (c.levels > 2)
+    c.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
+  ht_status s = HT_OK;
+  if (!c.in || !c.lv || !c.err || (c.levels > 2 && !c.qlut)) {
+    s = HT_ERR_NO_MEMORY;
+    goto out;
+  }
+  if (c.qlut)
+    for (int32_t v = 0; v <= HT_FX_ONE; v++)
+      c.qlut[v] = (uint8_t)ht_fx_quantize(v, c.levels);
+  size_t i = 0;
+  while (i + 1 < sizeof instances / sizeof instances[0] &&
+         (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
+    i++;
+  s = c.levels == 2 ? instances[i].bin(&c) : instances[i].multi(&c);
+out:
+  free(c.in);
+  free(c.lv);
+  free(c.err);
+  free(c.qlut);
+  return s;
+}

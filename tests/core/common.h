@@ -1,0 +1,130 @@
+/* Small helpers shared by the core tests (header only, no library
+ * internals: the tests use the public API of core/halftone.h). */
+#ifndef HT_TEST_COMMON_H
+#define HT_TEST_COMMON_H
+
+#include "halftone.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SKIP 77
+
+static int test_failures;
+
+#define CHECK(cond, ...)                                                     \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                          \
+      fputc('\n', stderr);                                                   \
+      test_failures++;                                                       \
+    }                                                                        \
+  } while (0)
+
+/* Exits 1 when a check failed; prints a summary line either way. */
+static inline int test_finish(const char *name)
+{
+  if (test_failures) {
+    fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
+    return 1;
+  }
+  printf("%s: all checks passed\n", name);
+  return 0;
+}
+
+static inline void *xmalloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "test: out of memory (%zu bytes)\n", n);
+    exit(99); /* 99: hard error in Meson's test protocol */
+  }
+  return p;
+}
+
+/* xorshift64*: deterministic random numbers, no global state */
+static inline uint64_t rng_next(uint64_t *s)
+{
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Random 16-bit plane mixing noise, smooth ramps and flat runs, so that
+ * errors of every sign and size occur. */
+static inline uint16_t *random_plane(int64_t w, int64_t h, uint64_t seed)
+{
+  uint16_t *p = xmalloc((size_t)(w * h) * sizeof *p);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+  int mode = (int)(rng_next(&s) % 3);
+  for (int64_t y = 0; y < h; y++)
+    for (int64_t x = 0; x < w; x++) {
+      uint64_t r = rng_next(&s);
+      uint16_t v;
+      if (mode == 0)
+        v = (uint16_t)(r >> 48);
+      else if (mode == 1)
+        v = (uint16_t)((x * 65535 / (w > 1 ? w - 1 : 1) + (int64_t)(r >> 58) * 64 + y * 37) & 0xffff);
+      else
+        v = (r >> 60) < 3 ? (uint16_t)(r >> 48) : (uint16_t)((y * 7 + x / 13) * 1021 % 65536);
+      p[y * w + x] = v;
+    }
+  return p;
+}
+
+/* Reads a binary 8-bit PGM (P5, maxval 255). Returns NULL and prints
+ * why on failure. */
+static inline uint8_t *read_pgm(const char *path, int64_t *w, int64_t *h)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    return NULL;
+  }
+  char magic[3] = { 0 };
+  long fw = 0, fh = 0, maxv = 0;
+  int c;
+  if (fread(magic, 1, 2, f) != 2 || strcmp(magic, "P5") != 0)
+    goto bad;
+  long *fields[3] = { &fw, &fh, &maxv };
+  for (int i = 0; i < 3; i++) {
+    c = fgetc(f);
+    while (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#') {
+      if (c == '#')
+        while (c != '\n' && c != EOF)
+          c = fgetc(f);
+      c = fgetc(f);
+    }
+    if (c < '0' || c > '9')
+      goto bad;
+    while (c >= '0' && c <= '9') {
+      *fields[i] = *fields[i] * 10 + (c - '0');
+      if (*fields[i] > 1000000)
+        goto bad;
+      c = fgetc(f);
+    }
+  }
+  if (fw <= 0 || fh <= 0 || maxv != 255)
+    goto bad;
+  /* exactly one whitespace byte (already read into c) precedes the data */
+  uint8_t *data = xmalloc((size_t)(fw * fh));
+  if (fread(data, 1, (size_t)(fw * fh), f) != (size_t)(fw * fh)) {
+    free(data);
+    goto bad;
+  }
+  fclose(f);
+  *w = fw;
+  *h = fh;
+  return data;
+bad:
+  fprintf(stderr, "%s is not an 8-bit binary PGM (P5, maxval 255)\n", path);
+  fclose(f);
+  return NULL;
+}
+
+#endif

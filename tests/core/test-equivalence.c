@@ -1,0 +1,178 @@
+/* ED = EC = ED-RC = EC-RC = wavefront (1..8 threads and more threads than
+ * rows), bit for bit, for every built-in filter and custom ones, levels
+ * 2, 3, 16 (and 256 once), on random images, awkward shapes and a real
+ * photograph. core/ed.c is the ground truth (its own correctness is
+ * checked against an independent loop in test-reference.c).
+ *
+ * usage: test-equivalence PHOTO.pgm [shapes|photo|random]  */
+#include "common.h"
+
+static const char *const customs[] = {
+  "- * 0 3; 2 0 1 / 8",              /* footprint (1, 2, 1)              */
+  "* 1 / 2",                          /* nothing below: delay 1           */
+  "- - - - * 5; 0 0 0 0 0 0 0 0 0; 3 0 0 0 0 0 0 0 1 / 16", /* delay 3, left 4 */
+  "- - - - * 1 2 3 4; 1 1 1 1 1 1 1 1 1; 1 0 0 0 2 0 0 0 1; 1 1 1 1 1 1 1 1 1 / 64",
+  "- * 7; 3 5 1",                     /* Floyd-Steinberg, parsed           */
+};
+
+static int cmp_planes(const uint8_t *a, const uint8_t *b, int64_t w, int64_t h, int64_t *fx, int64_t *fy)
+{
+  for (int64_t y = 0; y < h; y++)
+    for (int64_t x = 0; x < w; x++)
+      if (a[y * w + x] != b[y * w + x]) {
+        *fx = x;
+        *fy = y;
+        return 1;
+      }
+  return 0;
+}
+
+/* Runs every CPU variant on `in` and compares with ED. */
+static void check_all(ht_context *ctx, const uint16_t *in, int64_t w, int64_t h, const ht_filter *f,
+                      const char *fname, int levels, const int *threads, int nthreads, const char *what)
+{
+  size_t n = (size_t)(w * h);
+  uint8_t *ref = xmalloc(n), *out = xmalloc(n);
+  ht_params p;
+  ht_params_init(&p);
+  p.filter = *f;
+  p.levels = levels;
+  p.variant = HT_VARIANT_ED;
+  ht_context_set_threads(ctx, 1);
+  ht_status s = ht_run_plane(ctx, in, (size_t)w * 2, ref, (size_t)w, w, h, &p);
+  CHECK(s == HT_OK, "ed on %s: %s", what, ht_context_message(ctx));
+  /* levels really are level indices */
+  for (size_t i = 0; i < n; i++)
+    if (ref[i] >= levels) {
+      CHECK(0, "%s: level %d out of range", what, ref[i]);
+      break;
+    }
+  const ht_variant seq[] = { HT_VARIANT_EC, HT_VARIANT_ED_RC, HT_VARIANT_EC_RC };
+  for (int i = 0; i < 3 + nthreads; i++) {
+    ht_variant v = i < 3 ? seq[i] : HT_VARIANT_WAVEFRONT;
+    int t = i < 3 ? 1 : threads[i - 3];
+    ht_context_set_threads(ctx, t);
+    p.variant = v;
+    memset(out, 0xA5, n);
+    s = ht_run_plane(ctx, in, (size_t)w * 2, out, (size_t)w, w, h, &p);
+    CHECK(s == HT_OK, "%s threads %d on %s: %s", ht_variant_name(v), t, what, ht_context_message(ctx));
+    int64_t fx, fy;
+    if (s == HT_OK && cmp_planes(ref, out, w, h, &fx, &fy))
+      CHECK(0, "%s (threads %d) differs from ed at (%lld, %lld): %d vs %d; %s, %s, levels %d, %lldx%lld",
+            ht_variant_name(v), t, (long long)fx, (long long)fy, out[fy * w + fx], ref[fy * w + fx], what,
+            fname, levels, (long long)w, (long long)h);
+  }
+  free(ref);
+  free(out);
+}
+
+static int nfilters(void) { return HT_FILTER_COUNT_BUILTIN + (int)(sizeof customs / sizeof customs[0]); }
+
+static void get_filter(int i, ht_filter *f, const char **name)
+{
+  if (i < HT_FILTER_COUNT_BUILTIN) {
+    *f = *ht_filter_builtin((ht_filter_id)i);
+    *name = f->name;
+    return;
+  }
+  char err[256];
+  const char *text = customs[i - HT_FILTER_COUNT_BUILTIN];
+  ht_status s = ht_filter_parse(text, f, err, sizeof err);
+  CHECK(s == HT_OK, "parse \"%s\": %s", text, err);
+  *name = text;
+}
+
+static const int all_threads[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+static void run_random(ht_context *ctx)
+{
+  /* sizes around the wavefront's band and chunk sizes, both parities */
+  static const int64_t sizes[][2] = { { 127, 251 }, { 300, 67 }, { 513, 41 }, { 64, 64 }, { 1000, 3 } };
+  const int levels[] = { 2, 3, 16 };
+  uint64_t seed = 1;
+  for (int fi = 0; fi < nfilters(); fi++) {
+    ht_filter f;
+    const char *name;
+    get_filter(fi, &f, &name);
+    for (int li = 0; li < 3; li++)
+      for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t w = sizes[si][0], h = sizes[si][1];
+        uint16_t *in = random_plane(w, h, seed++);
+        check_all(ctx, in, w, h, &f, name, levels[li], all_threads, 8, "random image");
+        free(in);
+      }
+  }
+  /* 256 levels, the other end of the range */
+  uint16_t *in = random_plane(200, 100, 999);
+  check_all(ctx, in, 200, 100, ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG), "floyd-steinberg", 256,
+            all_threads, 8, "random image");
+  check_all(ctx, in, 200, 100, ht_filter_builtin(HT_FILTER_STUCKI), "stucki", 256, all_threads, 8,
+            "random image");
+  free(in);
+}
+
+static void run_shapes(ht_context *ctx)
+{
+  static const int64_t shapes[][2] = {
+    { 1, 1 }, { 1, 2 }, { 2, 1 }, { 2, 2 }, { 1, 37 }, { 37, 1 }, { 1, 300 }, { 300, 1 },
+    { 3, 3 }, { 5, 17 }, { 17, 5 }, { 9, 40 }, { 63, 9 }, { 65, 9 }, { 129, 17 }, { 200, 2 },
+  };
+  const int threads[] = { 1, 2, 3, 4, 8, 64 };
+  const int levels[] = { 2, 3, 16 };
+  uint64_t seed = 100;
+  for (int fi = 0; fi < nfilters(); fi++) {
+    ht_filter f;
+    const char *name;
+    get_filter(fi, &f, &name);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+      int64_t w = shapes[si][0], h = shapes[si][1];
+      uint16_t *in = random_plane(w, h, seed++);
+      check_all(ctx, in, w, h, &f, name, levels[si % 3], threads, 6, "awkward shape");
+      free(in);
+    }
+  }
+}
+
+static void run_photo(ht_context *ctx, const char *path)
+{
+  int64_t w, h;
+  uint8_t *pgm = read_pgm(path, &w, &h);
+  CHECK(pgm != NULL, "the photo fixture %s is needed", path);
+  if (!pgm)
+    return;
+  uint16_t *in = xmalloc((size_t)(w * h) * 2);
+  for (int64_t i = 0; i < w * h; i++)
+    in[i] = (uint16_t)(pgm[i] * 257);
+  const int levels[] = { 2, 3, 16 };
+  for (int fi = 0; fi < nfilters(); fi++) {
+    ht_filter f;
+    const char *name;
+    get_filter(fi, &f, &name);
+    for (int li = 0; li < 3; li++)
+      check_all(ctx, in, w, h, &f, name, levels[li], all_threads, 8, "photo");
+  }
+  free(in);
+  free(pgm);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s PHOTO.pgm [shapes|photo|random]\n", argv[0]);
+    return 1;
+  }
+  const char *part = argc > 2 ? argv[2] : "all";
+  ht_context *ctx = ht_context_new();
+  CHECK(ctx != NULL, "context");
+  if (!ctx)
+    return 1;
+  ht_context_set_backend(ctx, HT_BACKEND_CPU);
+  if (!strcmp(part, "all") || !strcmp(part, "shapes"))
+    run_shapes(ctx);
+  if (!strcmp(part, "all") || !strcmp(part, "photo"))
+    run_photo(ctx, argv[1]);
+  if (!strcmp(part, "all") || !strcmp(part, "random"))
+    run_random(ctx);
+  ht_context_free(ctx);
+  return test_finish("test-equivalence");
+}
