@@ -1,0 +1,501 @@
+/* halftone: the command-line front end of libhalftone.
+ *
+ *   halftone [OPTIONS] INPUT OUTPUT
+ *
+ * Exit status: 0 success, 1 failure (file, image, GPU), 2 usage error.
+ * Every failure prints one line "halftone: ..." on stderr and leaves no
+ * output file behind (imageio writes to a temporary file and renames it).
+ *
+ * The common case, an 8-bit PGM to a PBM, is kept copy-free: the input is
+ * mapped and handed to ht_run in place, the 1-bit result is rendered
+ * straight into the output file's buffer, which goes out in one write.
+ */
+#include "halftone.h"
+#include "imageio.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+  "Usage: halftone [OPTIONS] INPUT OUTPUT\n"
+  "\n"
+  "Turns a continuous-tone image into a halftone (black and white, or a few\n"
+  "levels) by error diffusion. Every backend and variant gives exactly the\n"
+  "same pixels; they differ only in speed.\n"
+  "\n"
+  "INPUT   PGM or PPM (P5/P6 8- or 16-bit, P2/P3 plain, any maxval), PBM (P4),\n"
+  "        or PNG (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bit).\n"
+  "OUTPUT  the extension picks the format:\n"
+  "          .pbm  packed 1-bit (2 levels, one plane)\n"
+  "          .pgm  8-bit gray      .ppm  8-bit RGB (with --color per-channel)\n"
+  "          .png  gray/RGB, alpha kept; 1-bit when black and white\n"
+  "\n"
+  "Options:\n"
+  "  --algorithm NAME    error-diffusion filter: floyd-steinberg (default),\n"
+  "                      jarvis-judice-ninke, stucki, burkes, sierra-3,\n"
+  "                      sierra-2, sierra-lite, atkinson, custom\n"
+  "  --coefficients STR  the filter for --algorithm custom: rows separated by\n"
+  "                      ';', '*' marks the current pixel, '-' a pixel already\n"
+  "                      done, optional '/ DIVISOR' at the end\n"
+  "                      (Floyd-Steinberg is \"- * 7; 3 5 1 / 16\")\n"
+  "  --levels N          output levels per channel, 2..256 (default 2)\n"
+  "  --serpentine        odd rows right to left; runs sequentially (one\n"
+  "                      thread, variant ed), never in parallel\n"
+  "  --color MODE        colour input: luma (default; Rec. 709 luma of the\n"
+  "                      stored values, one gray plane out) or per-channel\n"
+  "                      (each channel dithered on its own, RGB out)\n"
+  "  --backend WHICH     auto (default: the GPU when usable, else the CPU),\n"
+  "                      cpu, or cuda (fails if no GPU is usable)\n"
+  "  --threads N         CPU threads, 0 = all cores (default 0)\n"
+  "  --variant NAME      implementation: ed, ec, ed-rc, ec-rc, wavefront, or a\n"
+  "                      GPU variant name; default: the fastest available\n"
+  "  --metrics           print the mean tone error and the HVS error (mean\n"
+  "                      |G*input - G*output|, 7x7 Gaussian, sigma 1), both in\n"
+  "                      0..255 units, to stdout\n"
+  "  --bench N           run the halftoning alone N times and print the\n"
+  "                      minimum and median time and ns per pixel\n"
+  "  --quiet             no notices on stderr (errors are still printed)\n"
+  "  --version           print the version and exit\n"
+  "  --help              print this help and exit\n"
+  "\n"
+  "Examples:\n"
+  "  halftone photo.png out.pbm\n"
+  "  halftone --algorithm jarvis-judice-ninke photo.pgm out.png\n"
+  "  halftone --levels 4 --color per-channel photo.png out.png\n"
+  "  halftone --algorithm custom --coefficients \"- * 7; 3 5 1 / 16\" in.pgm out.pbm\n"
+  "  halftone --metrics --bench 5 big.pgm out.pbm\n"
+  "\n"
+  "Alpha: PNG output keeps the input's alpha channel; PBM/PGM/PPM have none\n"
+  "and drop it. Exit status: 0 done, 1 failed, 2 bad command line. On any\n"
+  "failure no output file is written and an existing one is left as it was.\n";
+
+typedef struct {
+  const char *input, *output;
+  const char *algorithm, *coefficients;
+  int levels;
+  bool serpentine;
+  ht_color_mode color;
+  ht_backend backend;
+  int threads;
+  int variant;
+  bool metrics;
+  int bench;
+  bool quiet;
+} options;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+  /* One line, built first and written at once, so that lines of
+   * concurrent processes on one terminal do not interleave. */
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "halftone: %s\n", line);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "halftone: %s (see halftone --help)\n", line);
+  return EXIT_USAGE;
+}
+
+static bool parse_int(const char *s, long lo, long hi, int *out)
+{
+  if (!s || !*s)
+    return false;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < lo || v > hi)
+    return false;
+  *out = (int)v;
+  return true;
+}
+
+enum {
+  OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_SERPENTINE, OPT_COLOR, OPT_BACKEND,
+  OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_QUIET, OPT_VERSION, OPT_HELP,
+};
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, options *o)
+{
+  static const struct option longopts[] = {
+    { "algorithm", required_argument, NULL, OPT_ALGORITHM },
+    { "coefficients", required_argument, NULL, OPT_COEFFICIENTS },
+    { "levels", required_argument, NULL, OPT_LEVELS },
+    { "serpentine", no_argument, NULL, OPT_SERPENTINE },
+    { "color", required_argument, NULL, OPT_COLOR },
+    { "backend", required_argument, NULL, OPT_BACKEND },
+    { "threads", required_argument, NULL, OPT_THREADS },
+    { "variant", required_argument, NULL, OPT_VARIANT },
+    { "metrics", no_argument, NULL, OPT_METRICS },
+    { "bench", required_argument, NULL, OPT_BENCH },
+    { "quiet", no_argument, NULL, OPT_QUIET },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { "help", no_argument, NULL, OPT_HELP },
+    { NULL, 0, NULL, 0 },
+  };
+  memset(o, 0, sizeof *o);
+  o->algorithm = "floyd-steinberg";
+  o->levels = 2;
+  o->color = HT_COLOR_LUMA;
+  o->backend = HT_BACKEND_AUTO;
+  o->variant = HT_VARIANT_AUTO;
+  opterr = 0; /* our own messages */
+  int c;
+  /* "+": options end at the first non-option, like POSIX wants; "-h". */
+  while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+    const char *arg = optarg;
+    switch (c) {
+    case OPT_ALGORITHM: o->algorithm = arg; break;
+    case OPT_COEFFICIENTS: o->coefficients = arg; break;
+    case OPT_LEVELS:
+      if (!parse_int(arg, 2, 256, &o->levels))
+        return usage_error("--levels must be a whole number 2..256, not '%s'", arg);
+      break;
+    case OPT_SERPENTINE: o->serpentine = true; break;
+    case OPT_COLOR:
+      if (strcmp(arg, "luma") == 0)
+        o->color = HT_COLOR_LUMA;
+      else if (strcmp(arg, "per-channel") == 0)
+        o->color = HT_COLOR_PER_CHANNEL;
+      else
+        return usage_error("--color must be luma or per-channel, not '%s'", arg);
+      break;
+    case OPT_BACKEND:
+      if (strcmp(arg, "auto") == 0)
+        o->backend = HT_BACKEND_AUTO;
+      else if (strcmp(arg, "cpu") == 0)
+        o->backend = HT_BACKEND_CPU;
+      else if (strcmp(arg, "cuda") == 0)
+        o->backend = HT_BACKEND_CUDA;
+      else
+        return usage_error("--backend must be auto, cpu or cuda, not '%s'", arg);
+      break;
+    case OPT_THREADS:
+      if (!parse_int(arg, 0, 4096, &o->threads))
+        return usage_error("--threads must be a whole number 0..4096 (0 = all cores), not '%s'", arg);
+      break;
+    case OPT_VARIANT:
+      /* The library knows the names (GPU variants come and go with the
+       * CUDA module), so ask it instead of keeping a list here. */
+      o->variant = ht_variant_from_name(arg);
+      if (o->variant < 0)
+        return usage_error("--variant: unknown variant '%s'", arg);
+      break;
+    case OPT_METRICS: o->metrics = true; break;
+    case OPT_BENCH:
+      if (!parse_int(arg, 1, 1000000, &o->bench))
+        return usage_error("--bench must be a whole number of runs 1..1000000, not '%s'", arg);
+      break;
+    case OPT_QUIET: o->quiet = true; break;
+    case 'V':
+    case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
+    case 'h':
+    case OPT_HELP: fputs(usage_text, stdout); return 0;
+    case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+    default:
+      if (optopt)
+        return usage_error("unknown option '-%c'", optopt);
+      return usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  int rest = argc - optind;
+  if (rest != 2)
+    return usage_error(rest < 2 ? "expected INPUT and OUTPUT file names, got %d name(s)"
+                                : "expected INPUT and OUTPUT file names only, got %d names", rest);
+  o->input = argv[optind];
+  o->output = argv[optind + 1];
+  return -1;
+}
+
+/* The 8-bit plane the library dithered: the luma plane (plane -1) or
+ * one channel. Points into the input when it already is that, else fills
+ * *owned. */
+static const uint8_t *input_plane(const hti_image *im, int plane, uint8_t **owned, size_t *stride)
+{
+  if (plane >= 0 && im->depth == 8 && im->channels == 1) {
+    *stride = im->stride;
+    return im->pixels;
+  }
+  *owned = hti_gray8(im, plane);
+  *stride = (size_t)im->width;
+  return *owned;
+}
+
+/* Plane `plane` of the rendered result as 8-bit gray. */
+static uint8_t *result_plane(const ht_image *out, int plane)
+{
+  size_t w = (size_t)out->width;
+  uint8_t *p = malloc(w * (size_t)out->height);
+  if (!p)
+    return NULL;
+  for (int64_t y = 0; y < out->height; y++) {
+    const uint8_t *row = (const uint8_t *)out->data + (size_t)y * out->stride;
+    uint8_t *d = p + (size_t)y * w;
+    for (size_t x = 0; x < w; x++) {
+      size_t i = x * (size_t)out->channels + (size_t)plane;
+      if (out->format == HT_FORMAT_BIT1) {
+        d[x] = (row[x >> 3] >> (7 - (x & 7))) & 1 ? 0 : 255;
+      } else if (out->format == HT_FORMAT_U16) {
+        uint16_t v;
+        memcpy(&v, row + 2 * i, 2);
+        d[x] = (uint8_t)((v + 128) / 257);
+      } else {
+        d[x] = row[i];
+      }
+    }
+  }
+  return p;
+}
+
+/* Notices wait until the end: a run that then fails prints its error
+ * line alone. */
+typedef struct {
+  char text[2][512];
+  int count;
+} notices;
+
+static void notice_add(notices *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice_add(notices *n, const char *fmt, ...)
+{
+  if (n->count >= 2)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(n->text[n->count++], sizeof n->text[0], fmt, ap);
+  va_end(ap);
+}
+
+static void notice_cb(const char *message, void *user) { notice_add(user, "%s", message); }
+
+static double now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+  options o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+
+  /* --- everything that can be checked before touching any file */
+  ht_params params;
+  ht_params_init(&params);
+  params.levels = o.levels;
+  params.color = o.color;
+  params.scan = o.serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
+  params.variant = (ht_variant)o.variant;
+  if (strcmp(o.algorithm, "custom") == 0) {
+    if (!o.coefficients)
+      return usage_error("--algorithm custom needs --coefficients, e.g. \"- * 7; 3 5 1 / 16\"");
+    char msg[256];
+    if (ht_filter_parse(o.coefficients, &params.filter, msg, sizeof msg) != HT_OK)
+      return usage_error("--coefficients: %s", msg);
+  } else {
+    if (o.coefficients)
+      return usage_error("--coefficients goes with --algorithm custom only, not with %s", o.algorithm);
+    const ht_filter *f = ht_filter_by_name(o.algorithm);
+    if (!f)
+      return usage_error("--algorithm: unknown filter '%s'", o.algorithm);
+    params.filter = *f;
+  }
+  if (o.serpentine && o.variant != HT_VARIANT_AUTO && o.variant != HT_VARIANT_ED)
+    return usage_error("--serpentine runs sequentially, so it cannot use --variant %s; use ed or leave --variant out",
+                       ht_variant_name((ht_variant)o.variant));
+  int kind = hti_kind_from_path(o.output);
+  if (kind < 0)
+    return usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm or .png", o.output);
+  if (kind == HTI_PBM && o.levels != 2)
+    return usage_error("%s: PBM holds 2 levels only; use .pgm or .png for --levels %d", o.output, o.levels);
+  if (kind == HTI_PNG && !hti_have_png())
+    return usage_error("%s: this build has no PNG support (libpng was not found)", o.output);
+
+  char err[512];
+  if (!hti_check_output(o.output, err, sizeof err)) {
+    say("%s: %s", o.output, err);
+    return 1;
+  }
+
+  /* --- input */
+  hti_image im;
+  if (!hti_read(o.input, &im, err, sizeof err)) {
+    say("%s: %s", o.input, err);
+    return 1;
+  }
+  int colors = im.channels - (im.has_alpha ? 1 : 0);
+  bool per_channel = o.color == HT_COLOR_PER_CHANNEL && colors >= 3;
+  int planes = per_channel ? colors : 1;
+  rc = 1;
+
+  /* --- output layout */
+  if (per_channel && (kind == HTI_PBM || kind == HTI_PGM)) {
+    hti_release(&im);
+    return usage_error("%s: --color per-channel on colour input gives RGB; write .ppm or .png", o.output);
+  }
+  if (kind == HTI_PPM && planes != 3) {
+    hti_release(&im);
+    return usage_error("%s: PPM output is for --color per-channel on colour input; write .pgm, .pbm or .png",
+                       o.output);
+  }
+  bool keep_alpha = im.has_alpha && kind == HTI_PNG;
+  int file_channels = planes + (keep_alpha ? 1 : 0);
+  int depth;
+  if (kind == HTI_PBM || (kind == HTI_PNG && planes == 1 && !keep_alpha && o.levels == 2))
+    depth = 1;
+  else if (kind == HTI_PNG && keep_alpha && im.depth == 16)
+    depth = 16; /* a 16-bit alpha channel keeps its precision */
+  else
+    depth = 8;
+  notices notes = { .count = 0 };
+  if (im.has_alpha && !keep_alpha)
+    notice_add(&notes, "%s: %s has no alpha channel; the input's alpha is dropped", o.output,
+               hti_kind_name((hti_kind)kind));
+
+  hti_out out;
+  if (!hti_out_init(&out, (hti_kind)kind, im.width, im.height, file_channels, depth, err, sizeof err)) {
+    say("%s: %s", o.output, err);
+    hti_release(&im);
+    return 1;
+  }
+
+  /* The library copies alpha through when params.alpha is set and the
+   * output has room for it; when the file has no alpha but the input
+   * does, render with alpha into scratch memory and drop it below
+   * (1-bit output drops it by itself). */
+  ht_image in_img = { im.width, im.height, im.stride, im.channels,
+                      im.depth == 16 ? HT_FORMAT_U16 : HT_FORMAT_U8, (void *)(uintptr_t)im.pixels };
+  params.alpha = im.has_alpha;
+  ht_format out_fmt = depth == 1 ? HT_FORMAT_BIT1 : depth == 16 ? HT_FORMAT_U16 : HT_FORMAT_U8;
+  int render_channels = planes + (im.has_alpha && depth != 1 ? 1 : 0);
+  ht_image out_img = { im.width, im.height, out.stride, render_channels, out_fmt, out.pixels };
+  uint8_t *scratch = NULL;
+  if (render_channels != file_channels) {
+    size_t rs = ht_format_row_bytes(out_fmt, im.width, render_channels);
+    scratch = malloc(rs * (size_t)im.height);
+    if (!scratch) {
+      say("out of memory");
+      goto done;
+    }
+    out_img.stride = rs;
+    out_img.data = scratch;
+  }
+
+  ht_context *ctx = ht_context_new();
+  if (!ctx) {
+    say("out of memory");
+    goto done;
+  }
+  ht_context_set_backend(ctx, o.backend);
+  ht_context_set_threads(ctx, o.threads);
+  ht_context_set_notice(ctx, notice_cb, &notes);
+
+  /* --- halftone (N times for --bench) */
+  int runs = o.bench > 0 ? o.bench : 1;
+  double *times = malloc((size_t)runs * sizeof *times);
+  if (!times) {
+    say("out of memory");
+    ht_context_free(ctx);
+    goto done;
+  }
+  ht_status s = HT_OK;
+  for (int i = 0; i < runs && s == HT_OK; i++) {
+    double t0 = now_ms();
+    s = ht_run(ctx, &in_img, &out_img, &params);
+    times[i] = now_ms() - t0;
+  }
+  if (s != HT_OK) {
+    say("%s", ht_context_message(ctx));
+    free(times);
+    ht_context_free(ctx);
+    goto done;
+  }
+  if (o.bench > 0) {
+    qsort(times, (size_t)runs, sizeof *times, cmp_double);
+    double med = runs % 2 ? times[runs / 2] : (times[runs / 2 - 1] + times[runs / 2]) / 2;
+    double px = (double)im.width * (double)im.height;
+    ht_variant v = ht_context_last_variant(ctx);
+    printf("bench: %lldx%lld, %d run(s): min %.3f ms, median %.3f ms, %.3f ns/pixel (min); backend %s, variant %s\n",
+           (long long)im.width, (long long)im.height, runs, times[0], med, times[0] * 1e6 / px,
+           ht_context_last_backend(ctx) == HT_BACKEND_CUDA ? "cuda" : "cpu", ht_variant_name(v));
+  }
+  free(times);
+  ht_context_free(ctx);
+
+  if (scratch) { /* drop the alpha channel the file cannot hold */
+    size_t bps = depth == 16 ? 2 : 1, rc_ = (size_t)render_channels, fc = (size_t)file_channels;
+    for (int64_t y = 0; y < im.height; y++) {
+      const uint8_t *src = scratch + (size_t)y * out_img.stride;
+      uint8_t *dst = out.pixels + (size_t)y * out.stride;
+      for (int64_t x = 0; x < im.width; x++)
+        memcpy(dst + (size_t)x * fc * bps, src + (size_t)x * rc_ * bps, fc * bps);
+    }
+  }
+
+  /* --- metrics, averaged over the dithered planes */
+  if (o.metrics) {
+    double tone = 0, hvs = 0;
+    for (int p = 0; p < planes; p++) {
+      uint8_t *owned = NULL, *res = result_plane(&out_img, p);
+      size_t gs = 0;
+      const uint8_t *g = input_plane(&im, per_channel || colors == 1 ? p : -1, &owned, &gs);
+      ht_metrics m;
+      ht_status ms = g && res ? ht_compute_metrics(g, gs, res, (size_t)im.width, im.width, im.height, &m)
+                              : HT_ERR_NO_MEMORY;
+      free(owned);
+      free(res);
+      if (ms != HT_OK) {
+        say("metrics: %s", ht_status_string(ms));
+        goto done;
+      }
+      tone += m.mean_tone_error;
+      hvs += m.hvs_error;
+    }
+    printf("mean tone error: %.4f\nHVS error: %.4f\n", tone / planes, hvs / planes);
+  }
+
+  /* --- output */
+  if (!hti_out_write(&out, o.output, err, sizeof err)) {
+    say("%s: %s", o.output, err);
+    goto done;
+  }
+  rc = 0;
+  for (int i = 0; i < notes.count && !o.quiet; i++)
+    say("%s", notes.text[i]);
+done:
+  free(scratch);
+  hti_out_free(&out);
+  hti_release(&im);
+  if (fflush(stdout) != 0 && rc == 0) {
+    say("cannot write to stdout: %s", strerror(errno));
+    rc = 1;
+  }
+  return rc;
+}

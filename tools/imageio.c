@@ -1,0 +1,726 @@
+/* Image files for the halftone tools; see imageio.h. */
+#include "imageio.h"
+
+#include "ht-config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if HT_HAVE_PNG
+#include <png.h>
+#include <setjmp.h>
+#endif
+
+/* Same bounds as libhalftone (HT_MAX_SIDE): larger images are refused
+ * here already, before any allocation is sized from the header. */
+#define HTI_MAX_SIDE ((int64_t)1 << 24)
+
+static bool fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *err, size_t n, const char *fmt, ...)
+{
+  if (err && n) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+  }
+  return false;
+}
+
+static bool host_is_little_endian(void)
+{
+  const uint16_t one = 1;
+  uint8_t first;
+  memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+/* a * b (+ c) in size_t, false on overflow. */
+static bool mul_size(size_t a, size_t b, size_t *r)
+{
+  if (a && b > SIZE_MAX / a)
+    return false;
+  *r = a * b;
+  return true;
+}
+
+void hti_release(hti_image *img)
+{
+  if (!img)
+    return;
+  if (img->map)
+    munmap(img->map, img->map_len);
+  free(img->buf);
+  memset(img, 0, sizeof *img);
+}
+
+/* ------------------------------------------------------------ file in */
+
+/* Maps a regular file; reads anything else (a pipe) into memory. */
+static bool load_file(const char *path, hti_image *img, const uint8_t **data, size_t *len,
+                      char *err, size_t n)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(err, n, "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return fail(err, n, "cannot read: %s", strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    return fail(err, n, "is a folder, not an image file");
+  }
+  if (S_ISREG(st.st_mode)) {
+    if (st.st_size == 0) {
+      close(fd);
+      return fail(err, n, "empty file");
+    }
+    /* MAP_POPULATE: one pass of read-ahead instead of a page fault per
+     * 4 KiB; the file is normally in the page cache. */
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (m != MAP_FAILED) {
+      close(fd);
+      img->map = m;
+      img->map_len = (size_t)st.st_size;
+      *data = m;
+      *len = (size_t)st.st_size;
+      return true;
+    }
+  }
+  size_t cap = 1 << 16, used = 0;
+  uint8_t *buf = malloc(cap);
+  if (!buf) {
+    close(fd);
+    return fail(err, n, "out of memory reading the file");
+  }
+  for (;;) {
+    if (used == cap) {
+      uint8_t *b2 = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+      if (!b2) {
+        free(buf);
+        close(fd);
+        return fail(err, n, "out of memory reading the file");
+      }
+      buf = b2;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + used, cap - used);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      int e = errno;
+      free(buf);
+      close(fd);
+      return fail(err, n, "cannot read: %s", strerror(e));
+    }
+    if (r == 0)
+      break;
+    used += (size_t)r;
+  }
+  close(fd);
+  if (used == 0) {
+    free(buf);
+    return fail(err, n, "empty file");
+  }
+  img->buf = buf; /* the decoder may replace it; freed by hti_release */
+  *data = buf;
+  *len = used;
+  return true;
+}
+
+/* ---------------------------------------------------------------- PNM */
+
+typedef struct {
+  const uint8_t *p;
+  size_t len, pos;
+} cursor;
+
+static bool is_space(uint8_t c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Skips white space and '#' comments (netpbm allows them between any two
+ * header tokens). */
+static void skip_space(cursor *c)
+{
+  while (c->pos < c->len) {
+    if (c->p[c->pos] == '#') {
+      while (c->pos < c->len && c->p[c->pos] != '\n' && c->p[c->pos] != '\r')
+        c->pos++;
+    } else if (is_space(c->p[c->pos])) {
+      c->pos++;
+    } else {
+      break;
+    }
+  }
+}
+
+/* An unsigned decimal number, at most `max`. */
+static bool read_number(cursor *c, uint64_t max, uint64_t *v)
+{
+  skip_space(c);
+  size_t start = c->pos;
+  uint64_t x = 0;
+  while (c->pos < c->len && c->p[c->pos] >= '0' && c->p[c->pos] <= '9') {
+    x = x * 10 + (uint64_t)(c->p[c->pos] - '0');
+    if (x > max)
+      return false;
+    c->pos++;
+  }
+  if (c->pos == start)
+    return false;
+  *v = x;
+  return true;
+}
+
+static bool read_header_number(cursor *c, const char *what, uint64_t min, uint64_t max,
+                               uint64_t *v, char *err, size_t n)
+{
+  skip_space(c);
+  size_t at = c->pos;
+  if (at >= c->len)
+    return fail(err, n, "truncated header: the file ends before the %s", what);
+  if (c->p[at] < '0' || c->p[at] > '9')
+    return fail(err, n, "bad header: expected the %s at byte %zu", what, at + 1);
+  if (!read_number(c, max, v) || *v < min)
+    return fail(err, n, "bad header: the %s at byte %zu must be %llu..%llu", what, at + 1,
+                (unsigned long long)min, (unsigned long long)max);
+  return true;
+}
+
+static uint16_t scale16(uint32_t s, uint32_t maxval)
+{
+  /* Evenly spread 0..maxval over 0..65535, rounded to nearest. */
+  return (uint16_t)(((uint64_t)s * 65535u + maxval / 2) / maxval);
+}
+
+static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n)
+{
+  cursor c = { data, len, 2 };
+  char kind = (char)data[1];
+  bool ascii = kind == '1' || kind == '2' || kind == '3';
+  bool bits = kind == '1' || kind == '4';
+  int channels = (kind == '3' || kind == '6') ? 3 : 1;
+  if (kind == '1')
+    return fail(err, n, "plain (ASCII) PBM, P1, is not supported; it is already black and white");
+
+  uint64_t w, h, maxval = 1;
+  if (!read_header_number(&c, "width", 1, (uint64_t)HTI_MAX_SIDE, &w, err, n) ||
+      !read_header_number(&c, "height", 1, (uint64_t)HTI_MAX_SIDE, &h, err, n))
+    return false;
+  if (!bits && !read_header_number(&c, "maxval", 1, 65535, &maxval, err, n))
+    return false;
+  if (!ascii) {
+    /* exactly one white-space byte separates the header from the data */
+    if (c.pos >= len || !is_space(data[c.pos]))
+      return fail(err, n, "bad header: no white space after the %s at byte %zu",
+                  bits ? "height" : "maxval", c.pos + 1);
+    c.pos++;
+  }
+  img->width = (int64_t)w;
+  img->height = (int64_t)h;
+  img->channels = channels;
+  img->has_alpha = false;
+
+  size_t samples, row_samples = (size_t)w * (size_t)channels;
+  if (!mul_size(row_samples, (size_t)h, &samples))
+    return fail(err, n, "image %llux%llu is too large", (unsigned long long)w, (unsigned long long)h);
+
+  if (bits) { /* P4: expand to 8-bit gray, bit set = black */
+    size_t rb = ((size_t)w + 7) / 8, need;
+    if (!mul_size(rb, (size_t)h, &need) || len - c.pos < need)
+      return fail(err, n, "truncated: %llux%llu PBM needs %zu bytes of pixel data, the file has %zu",
+                  (unsigned long long)w, (unsigned long long)h, rb * (size_t)h, len - c.pos);
+    uint8_t *out = malloc(samples);
+    if (!out)
+      return fail(err, n, "out of memory (%zu bytes)", samples);
+    for (uint64_t y = 0; y < h; y++) {
+      const uint8_t *src = data + c.pos + (size_t)y * rb;
+      for (uint64_t x = 0; x < w; x++)
+        out[(size_t)y * (size_t)w + x] = (src[x >> 3] >> (7 - (x & 7))) & 1 ? 0 : 255;
+    }
+    free(img->buf);
+    img->buf = out;
+    img->pixels = out;
+    img->depth = 8;
+    img->stride = (size_t)w;
+    img->format = "PBM (P4)";
+    return true;
+  }
+
+  if (ascii) { /* P2/P3: parse every sample */
+    bool wide = maxval != 255;
+    uint8_t *out = NULL;
+    size_t bytes;
+    if (!mul_size(samples, wide ? 2 : 1, &bytes) || !(out = malloc(bytes)))
+      return fail(err, n, "out of memory (%zu samples)", samples);
+    for (size_t i = 0; i < samples; i++) {
+      uint64_t s;
+      skip_space(&c);
+      size_t at = c.pos;
+      if (at >= len) {
+        free(out);
+        return fail(err, n, "truncated: %zu samples expected, the file ends after %zu", samples, i);
+      }
+      if (!read_number(&c, 65535, &s) || s > maxval) {
+        free(out);
+        return fail(err, n, "bad sample at byte %zu (pixel %zu, %zu): not a number 0..%llu", at + 1,
+                    (i / (size_t)channels) % (size_t)w, i / row_samples, (unsigned long long)maxval);
+      }
+      if (wide)
+        ((uint16_t *)(void *)out)[i] = scale16((uint32_t)s, (uint32_t)maxval);
+      else
+        out[i] = (uint8_t)s;
+    }
+    free(img->buf);
+    img->buf = out;
+    img->pixels = out;
+    img->depth = wide ? 16 : 8;
+    img->stride = row_samples * (wide ? 2 : 1);
+    img->format = channels == 3 ? "PPM (P3, plain)" : "PGM (P2, plain)";
+    return true;
+  }
+
+  /* P5/P6 */
+  bool two = maxval > 255;
+  size_t need;
+  if (!mul_size(samples, two ? 2 : 1, &need))
+    return fail(err, n, "image is too large");
+  if (len - c.pos < need)
+    return fail(err, n, "truncated: %llux%llu %s needs %zu bytes of pixel data, the file has %zu",
+                (unsigned long long)w, (unsigned long long)h, channels == 3 ? "PPM" : "PGM", need,
+                len - c.pos);
+  const uint8_t *src = data + c.pos;
+  if (maxval == 255) { /* the fast path: use the file's bytes in place */
+    img->pixels = src;
+    img->depth = 8;
+    img->stride = row_samples;
+    img->format = channels == 3 ? "PPM (P6, 8-bit)" : "PGM (P5, 8-bit)";
+    return true;
+  }
+  uint16_t *out = malloc(samples * 2);
+  if (!out)
+    return fail(err, n, "out of memory (%zu bytes)", samples * 2);
+  uint32_t m = (uint32_t)maxval;
+  for (size_t i = 0; i < samples; i++) {
+    uint32_t s = two ? ((uint32_t)src[2 * i] << 8 | src[2 * i + 1]) : src[i];
+    if (s > m) {
+      free(out);
+      return fail(err, n, "sample %u at pixel (%zu, %zu) exceeds maxval %u", s,
+                  (i / (size_t)channels) % (size_t)w, i / row_samples, m);
+    }
+    out[i] = m == 65535 ? (uint16_t)s : scale16(s, m); /* big-endian to native */
+  }
+  free(img->buf);
+  img->buf = out;
+  img->pixels = (const uint8_t *)out;
+  img->depth = 16;
+  img->stride = row_samples * 2;
+  img->format = two ? (channels == 3 ? "PPM (P6, 16-bit)" : "PGM (P5, 16-bit)")
+                    : (channels == 3 ? "PPM (P6, maxval < 255)" : "PGM (P5, maxval < 255)");
+  return true;
+}
+
+/* ---------------------------------------------------------------- PNG */
+
+bool hti_have_png(void) { return HT_HAVE_PNG; }
+
+#if HT_HAVE_PNG
+typedef struct {
+  jmp_buf jmp;
+  char *err;
+  size_t err_size;
+  const uint8_t *data;
+  size_t len, pos;
+  uint8_t *out;      /* decoded pixels  */
+  png_bytep *rows;   /* row pointers into out */
+} png_io;
+
+static void png_fail(png_structp png, png_const_charp msg)
+{
+  png_io *io = png_get_error_ptr(png);
+  fail(io->err, io->err_size, "PNG: %s", msg);
+  longjmp(io->jmp, 1);
+}
+
+static void png_warn(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
+
+static void png_read_mem(png_structp png, png_bytep out, size_t count)
+{
+  png_io *io = png_get_io_ptr(png);
+  if (io->len - io->pos < count)
+    png_error(png, "truncated file");
+  memcpy(out, io->data + io->pos, count);
+  io->pos += count;
+}
+
+static bool decode_png(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n)
+{
+  /* On the heap: what changes between setjmp and a longjmp must not live
+   * in this function's automatic variables. */
+  png_io *io = calloc(1, sizeof *io);
+  if (!io)
+    return fail(err, n, "out of memory");
+  io->err = err;
+  io->err_size = n;
+  io->data = data;
+  io->len = len;
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, io, png_fail, png_warn);
+  png_infop info = png ? png_create_info_struct(png) : NULL;
+  if (!info) {
+    png_destroy_read_struct(&png, NULL, NULL);
+    free(io);
+    return fail(err, n, "out of memory");
+  }
+  if (setjmp(io->jmp)) {
+    free(io->rows);
+    free(io->out);
+    png_destroy_read_struct(&png, &info, NULL);
+    free(io);
+    return false;
+  }
+  png_set_read_fn(png, io, png_read_mem);
+  png_read_info(png, info);
+  png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+  if ((int64_t)w > HTI_MAX_SIDE || (int64_t)h > HTI_MAX_SIDE)
+    png_error(png, "image is too large");
+  int ct = png_get_color_type(png, info), bd = png_get_bit_depth(png, info);
+  /* Stored values as they are (no gamma conversion): the halftone
+   * reproduces the file's tones, as for netpbm input. */
+  if (ct == PNG_COLOR_TYPE_PALETTE)
+    png_set_palette_to_rgb(png);
+  if (ct == PNG_COLOR_TYPE_GRAY && bd < 8)
+    png_set_expand_gray_1_2_4_to_8(png);
+  if (png_get_valid(png, info, PNG_INFO_tRNS))
+    png_set_tRNS_to_alpha(png);
+  if (bd == 16 && host_is_little_endian())
+    png_set_swap(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  int channels = png_get_channels(png, info), depth = png_get_bit_depth(png, info);
+  ct = png_get_color_type(png, info);
+  size_t rb = png_get_rowbytes(png, info), total;
+  if (!mul_size(rb, h, &total))
+    png_error(png, "image is too large");
+  io->out = malloc(total ? total : 1);
+  io->rows = malloc((size_t)h * sizeof *io->rows);
+  if (!io->out || !io->rows)
+    png_error(png, "out of memory");
+  for (png_uint_32 y = 0; y < h; y++)
+    io->rows[y] = io->out + (size_t)y * rb;
+  png_read_image(png, io->rows);
+  png_read_end(png, NULL);
+  png_destroy_read_struct(&png, &info, NULL);
+
+  free(img->buf);
+  img->buf = io->out;
+  img->pixels = io->out;
+  img->width = w;
+  img->height = h;
+  img->channels = channels;
+  img->has_alpha = (ct & PNG_COLOR_MASK_ALPHA) != 0;
+  img->depth = depth;
+  img->stride = rb;
+  static const char *const names[2][4] = {
+    { "PNG (gray, 8-bit)", "PNG (gray+alpha, 8-bit)", "PNG (RGB, 8-bit)", "PNG (RGBA, 8-bit)" },
+    { "PNG (gray, 16-bit)", "PNG (gray+alpha, 16-bit)", "PNG (RGB, 16-bit)", "PNG (RGBA, 16-bit)" },
+  };
+  img->format = names[depth == 16][channels - 1];
+  free(io->rows);
+  free(io);
+  return true;
+}
+#endif
+
+bool hti_read(const char *path, hti_image *img, char *err, size_t n)
+{
+  memset(img, 0, sizeof *img);
+  const uint8_t *data = NULL;
+  size_t len = 0;
+  if (!load_file(path, img, &data, &len, err, n))
+    return false;
+  bool ok;
+  static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+  if (len >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6') {
+    ok = decode_pnm(data, len, img, err, n);
+  } else if (len >= 8 && memcmp(data, png_sig, 8) == 0) {
+#if HT_HAVE_PNG
+    ok = decode_png(data, len, img, err, n);
+#else
+    ok = fail(err, n, "is a PNG file, and this build has no PNG support (libpng was not found)");
+#endif
+  } else if (len >= 2 && data[0] == 'P' && data[1] == '7') {
+    ok = fail(err, n, "PAM (P7) files are not supported; use PGM, PPM or PNG");
+  } else {
+    ok = fail(err, n, "not a PGM, PPM, PBM or PNG file (unknown signature)");
+  }
+  if (ok && img->map && img->pixels != NULL &&
+      !(img->pixels >= (const uint8_t *)img->map && img->pixels < (const uint8_t *)img->map + img->map_len)) {
+    /* decoded into a buffer: the mapping is no longer needed */
+    munmap(img->map, img->map_len);
+    img->map = NULL;
+    img->map_len = 0;
+  }
+  if (!ok)
+    hti_release(img);
+  return ok;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static int32_t sample16(const hti_image *im, const uint8_t *row, int64_t x, int c)
+{
+  size_t i = (size_t)x * (size_t)im->channels + (size_t)c;
+  if (im->depth == 16) {
+    uint16_t v;
+    memcpy(&v, row + 2 * i, 2);
+    return v;
+  }
+  return (int32_t)row[i] * 257;
+}
+
+uint8_t *hti_gray8(const hti_image *im, int channel)
+{
+  size_t w = (size_t)im->width;
+  uint8_t *p = malloc(w * (size_t)im->height);
+  if (!p)
+    return NULL;
+  int colors = im->channels - (im->has_alpha ? 1 : 0);
+  bool luma = channel < 0 && colors >= 3;
+  int c = channel < 0 ? 0 : channel;
+  for (int64_t y = 0; y < im->height; y++) {
+    const uint8_t *row = im->pixels + (size_t)y * im->stride;
+    uint8_t *d = p + (size_t)y * w;
+    for (int64_t x = 0; x < im->width; x++) {
+      int32_t v;
+      if (luma) /* weights of core/context.c luma_fx (1/65536 units) */
+        v = (int32_t)((13933 * (int64_t)sample16(im, row, x, 0) + 46871 * (int64_t)sample16(im, row, x, 1) +
+                       4732 * (int64_t)sample16(im, row, x, 2) + 32768) >> 16);
+      else
+        v = sample16(im, row, x, c);
+      d[x] = (uint8_t)((v + 128) / 257);
+    }
+  }
+  return p;
+}
+
+/* --------------------------------------------------------------- output */
+
+int hti_kind_from_path(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  const char *dot = strrchr(slash ? slash + 1 : path, '.');
+  if (!dot)
+    return -1;
+  static const char *const ext[] = { ".pbm", ".pgm", ".ppm", ".png" };
+  for (int i = 0; i < 4; i++)
+    if (strcasecmp(dot, ext[i]) == 0)
+      return i;
+  return -1;
+}
+
+const char *hti_kind_name(hti_kind kind)
+{
+  static const char *const names[] = { "PBM", "PGM", "PPM", "PNG" };
+  return (int)kind >= 0 && kind <= HTI_PNG ? names[kind] : "?";
+}
+
+bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
+                  int depth, char *err, size_t n)
+{
+  memset(o, 0, sizeof *o);
+  if (width <= 0 || height <= 0 || width > HTI_MAX_SIDE || height > HTI_MAX_SIDE)
+    return fail(err, n, "bad output size %lldx%lld", (long long)width, (long long)height);
+  switch (kind) {
+  case HTI_PBM:
+    if (depth != 1 || channels != 1)
+      return fail(err, n, "PBM holds black and white only (one plane, 2 levels)");
+    break;
+  case HTI_PGM:
+  case HTI_PPM:
+    if (depth != 8 || channels != (kind == HTI_PGM ? 1 : 3))
+      return fail(err, n, "%s holds %s 8-bit samples", hti_kind_name(kind),
+                  kind == HTI_PGM ? "one plane of" : "three planes (RGB) of");
+    break;
+  case HTI_PNG:
+    if (!HT_HAVE_PNG)
+      return fail(err, n, "this build has no PNG support (libpng was not found)");
+    if (channels < 1 || channels > 4 || (depth != 1 && depth != 8 && depth != 16) ||
+        (depth == 1 && channels != 1))
+      return fail(err, n, "unsupported PNG layout (%d channels, %d-bit)", channels, depth);
+    break;
+  default:
+    return fail(err, n, "unknown output kind");
+  }
+  o->kind = kind;
+  o->width = width;
+  o->height = height;
+  o->channels = channels;
+  o->depth = depth;
+  size_t row_bits = (size_t)width * (size_t)channels * (size_t)depth;
+  o->stride = (row_bits + 7) / 8;
+  size_t data_len;
+  if (!mul_size(o->stride, (size_t)height, &data_len))
+    return fail(err, n, "output is too large");
+  char header[64] = "";
+  int hl = 0;
+  if (kind == HTI_PBM)
+    hl = snprintf(header, sizeof header, "P4\n%lld %lld\n", (long long)width, (long long)height);
+  else if (kind != HTI_PNG)
+    hl = snprintf(header, sizeof header, "P%c\n%lld %lld\n255\n", kind == HTI_PGM ? '5' : '6',
+                  (long long)width, (long long)height);
+  if (data_len > SIZE_MAX - (size_t)hl)
+    return fail(err, n, "output is too large");
+  o->file_len = (size_t)hl + data_len;
+  /* No calloc: every byte is overwritten by the header and the render. */
+  o->file = malloc(o->file_len ? o->file_len : 1);
+  if (!o->file)
+    return fail(err, n, "out of memory for the %zu-byte output", o->file_len);
+  memcpy(o->file, header, (size_t)hl);
+  o->pixels = o->file + hl;
+  return true;
+}
+
+void hti_out_free(hti_out *o)
+{
+  if (o) {
+    free(o->file);
+    memset(o, 0, sizeof *o);
+  }
+}
+
+static bool write_all(int fd, const uint8_t *p, size_t len, char *err, size_t n)
+{
+  while (len) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return fail(err, n, "cannot write: %s", w < 0 ? strerror(errno) : "no progress");
+    p += w;
+    len -= (size_t)w;
+  }
+  return true;
+}
+
+#if HT_HAVE_PNG
+static bool write_png(const hti_out *o, FILE *f, char *err, size_t n)
+{
+  /* Nothing below changes an automatic variable between setjmp and a
+   * possible longjmp, so `io` can live on the stack here. */
+  png_io io = { .err = err, .err_size = n };
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_fail, png_warn);
+  png_infop info = png ? png_create_info_struct(png) : NULL;
+  if (!info) {
+    png_destroy_write_struct(&png, NULL);
+    return fail(err, n, "out of memory");
+  }
+  if (setjmp(io.jmp)) {
+    png_destroy_write_struct(&png, &info);
+    return false;
+  }
+  png_init_io(png, f);
+  static const int types[] = { PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                               PNG_COLOR_TYPE_RGB_ALPHA };
+  png_set_IHDR(png, info, (png_uint_32)o->width, (png_uint_32)o->height, o->depth,
+               types[o->channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  /* Row filters only cost time on dithered bit patterns. */
+  if (o->depth == 1)
+    png_set_filter(png, 0, PNG_FILTER_NONE);
+  png_write_info(png, info);
+  if (o->depth == 1)
+    png_set_invert_mono(png); /* our bit set = black; PNG's 1 = white */
+  if (o->depth == 16 && host_is_little_endian())
+    png_set_swap(png);
+  for (int64_t y = 0; y < o->height; y++)
+    png_write_row(png, o->pixels + (size_t)y * o->stride);
+  png_write_end(png, NULL);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+#endif
+
+bool hti_check_output(const char *path, char *err, size_t n)
+{
+  const char *slash = strrchr(path, '/');
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return fail(err, n, "is a folder");
+  if (slash && slash[1] == '\0')
+    return fail(err, n, "names a folder, not a file");
+  char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+  if (!dir)
+    return fail(err, n, "out of memory");
+  bool ok = true;
+  if (access(dir, W_OK | X_OK) != 0)
+    ok = fail(err, n, "cannot create a file in %s: %s", dir, strerror(errno));
+  free(dir);
+  return ok;
+}
+
+bool hti_out_write(const hti_out *o, const char *path, char *err, size_t n)
+{
+  /* The temporary file lives beside the destination so that rename() is
+   * atomic (same file system). */
+  const char *slash = strrchr(path, '/');
+  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+  const char *base = slash ? slash + 1 : path;
+  size_t tl = dirlen + strlen(base) + 32;
+  char *tmp = malloc(tl);
+  if (!tmp)
+    return fail(err, n, "out of memory");
+  snprintf(tmp, tl, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, base);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    int e = errno;
+    bool r = fail(err, n, "cannot create a file in %.*s: %s", dirlen ? (int)dirlen : 1,
+                  dirlen ? path : ".", strerror(e));
+    free(tmp);
+    return r;
+  }
+  /* mkstemp makes the file 0600; give it the mode a plain creat() would. */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+
+  bool ok;
+#if HT_HAVE_PNG
+  if (o->kind == HTI_PNG) {
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+      ok = fail(err, n, "cannot write: %s", strerror(errno));
+      close(fd);
+    } else {
+      ok = write_png(o, f, err, n);
+      if (fflush(f) != 0 && ok)
+        ok = fail(err, n, "cannot write: %s", strerror(errno));
+      if (fclose(f) != 0 && ok)
+        ok = fail(err, n, "cannot write: %s", strerror(errno));
+    }
+  } else
+#endif
+  {
+    ok = write_all(fd, o->file, o->file_len, err, n);
+    if (close(fd) != 0 && ok)
+      ok = fail(err, n, "cannot write: %s", strerror(errno));
+  }
+  if (ok && rename(tmp, path) != 0)
+    ok = fail(err, n, "cannot replace the file: %s", strerror(errno));
+  if (!ok)
+    unlink(tmp);
+  free(tmp);
+  return ok;
+}

@@ -1,0 +1,90 @@
+/* Image files for the halftone tools: PGM/PPM/PBM (netpbm) and PNG.
+ *
+ * Reading maps the file and, where the file's samples already are what
+ * libhalftone takes (8-bit PGM/PPM with maxval 255), points straight into
+ * the mapping: no copy. Anything else (16-bit big-endian samples, other
+ * maxvals, ASCII variants, PNG) is converted once into a native buffer.
+ *
+ * Writing builds the whole file in memory, writes it to a temporary file
+ * in the destination's folder and renames it over the destination only
+ * when everything succeeded, so a failure never leaves a partial file
+ * and never touches an existing one.
+ */
+#ifndef HT_IMAGEIO_H
+#define HT_IMAGEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  HTI_PBM = 0,
+  HTI_PGM,
+  HTI_PPM,
+  HTI_PNG,
+} hti_kind;
+
+/* A decoded image: interleaved samples, alpha last when has_alpha. */
+typedef struct {
+  int64_t width, height;
+  int channels;          /* 1..4                                         */
+  bool has_alpha;
+  int depth;             /* 8 (uint8) or 16 (native-endian uint16)       */
+  size_t stride;         /* bytes between rows                           */
+  const uint8_t *pixels;
+  const char *format;    /* e.g. "PGM (P5, 8-bit)", for messages          */
+  /* ownership */
+  void *map;
+  size_t map_len;
+  void *buf;
+} hti_image;
+
+/* Reads `path`. On failure returns false and writes one line (without the
+ * file name) into err. */
+bool hti_read(const char *path, hti_image *img, char *err, size_t err_size);
+void hti_release(hti_image *img);
+
+/* One 8-bit plane of the image, `width` bytes a row, malloc'ed (NULL when
+ * out of memory): channel `channel`, or with channel -1 the gray channel
+ * of a gray image and the Rec. 709 luma of the stored values of a colour
+ * one, computed exactly as libhalftone does for --color luma. 16-bit
+ * samples are rounded to 8 bits. */
+uint8_t *hti_gray8(const hti_image *img, int channel);
+
+/* The kind named by the file name's extension (case-insensitive: .pbm,
+ * .pgm, .ppm, .png), or -1. */
+int hti_kind_from_path(const char *path);
+const char *hti_kind_name(hti_kind kind);
+/* Whether this build can read and write PNG. */
+bool hti_have_png(void);
+
+/* An output file under construction. Render `height` rows of `stride`
+ * bytes into `pixels`:
+ *   depth 1:  packed bits, MSB first, bit set = black (HT_FORMAT_BIT1);
+ *   depth 8:  uint8 samples, `channels` interleaved;
+ *   depth 16: native uint16 samples (PNG only). */
+typedef struct {
+  hti_kind kind;
+  int64_t width, height;
+  int channels;
+  int depth;
+  uint8_t *pixels;
+  size_t stride;
+  /* private */
+  uint8_t *file;     /* netpbm: header + pixels, written in one go */
+  size_t file_len;
+} hti_out;
+
+/* Checks the combination (e.g. PBM needs depth 1 and one channel) and
+ * allocates. False with a message in err when it cannot. */
+bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
+                  int depth, char *err, size_t err_size);
+/* Early check that a file can be created where `path` points (the folder
+ * exists and is writable; `path` is not a folder), so that a run fails
+ * before the work rather than after it. */
+bool hti_check_output(const char *path, char *err, size_t err_size);
+/* Writes atomically to `path` (temporary file + rename). */
+bool hti_out_write(const hti_out *o, const char *path, char *err, size_t err_size);
+void hti_out_free(hti_out *o);
+
+#endif
