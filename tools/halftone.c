@@ -160,8 +160,8 @@ static int parse_args(int argc, char **argv, options *o)
   o->variant = HT_VARIANT_AUTO;
   opterr = 0; /* our own messages */
   int c;
-  /* "+": options end at the first non-option, like POSIX wants; "-h". */
-  while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+  /* ":" first: a missing value comes back as ":" instead of "?". */
+  while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
     const char *arg = optarg;
     switch (c) {
     case OPT_ALGORITHM: o->algorithm = arg; break;

@@ -1,0 +1,604 @@
+#!/usr/bin/env python3
+"""Tests of the `halftone` command line (suite cli). Python stdlib only.
+
+    test_cli.py HALFTONE HT_METRICS DATA_DIR GOLDEN CASE
+
+Each CASE is one Meson test; it runs in a fresh temporary folder and exits
+0 (pass), 1 (fail) or 77 (skip: e.g. PNG cases in a build without libpng).
+"""
+import hashlib
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+SKIP = 77
+
+
+class Fail(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+# ------------------------------------------------------------ image files
+
+def read_pnm(path):
+    """(kind, width, height, maxval, samples) of a P4/P5/P6 file; P4 comes
+    back as 0 (black) / 1 (white) samples."""
+    data = open(path, "rb").read()
+    tokens, pos = [], 2
+    magic = data[:2]
+    need = 2 if magic == b"P4" else 3
+    while len(tokens) < need:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        start = pos
+        while data[pos:pos + 1].isdigit():
+            pos += 1
+        tokens.append(int(data[start:pos]))
+    pos += 1
+    w, h = tokens[0], tokens[1]
+    if magic == b"P4":
+        rb = (w + 7) // 8
+        body = data[pos:]
+        check(len(body) == rb * h, "%s: PBM body is %d bytes, expected %d" % (path, len(body), rb * h))
+        px = []
+        for y in range(h):
+            row = body[y * rb:(y + 1) * rb]
+            px += [0 if (row[x >> 3] >> (7 - (x & 7))) & 1 else 1 for x in range(w)]
+        return "P4", w, h, 1, px
+    maxval = tokens[2]
+    ch = 3 if magic == b"P6" else 1
+    body = data[pos:]
+    if maxval < 256:
+        check(len(body) == w * h * ch, "%s: body size %d" % (path, len(body)))
+        return magic.decode(), w, h, maxval, list(body)
+    check(len(body) == 2 * w * h * ch, "%s: body size %d" % (path, len(body)))
+    return magic.decode(), w, h, maxval, list(struct.unpack(">%dH" % (w * h * ch), body))
+
+
+def write_pnm(path, magic, w, h, maxval, samples, plain=False):
+    with open(path, "wb") as f:
+        f.write(b"%s\n# written by test_cli.py\n%d %d\n%d\n" % (magic.encode(), w, h, maxval))
+        if plain:
+            for i in range(0, len(samples), 16):
+                f.write((" ".join(str(v) for v in samples[i:i + 16]) + "\n").encode())
+        elif maxval < 256:
+            f.write(bytes(samples))
+        else:
+            f.write(struct.pack(">%dH" % len(samples), *samples))
+
+
+def png_chunk(kind, body):
+    c = struct.pack(">I", len(body)) + kind + body
+    return c + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+
+def write_png(path, w, h, channels, depth, samples):
+    ctype = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
+    raw = bytearray()
+    n = w * channels
+    for y in range(h):
+        raw.append(0)
+        row = samples[y * n:(y + 1) * n]
+        raw += bytes(row) if depth == 8 else struct.pack(">%dH" % n, *row)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n")
+        f.write(png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, 0)))
+        f.write(png_chunk(b"IDAT", zlib.compress(bytes(raw))))
+        f.write(png_chunk(b"IEND", b""))
+
+
+def read_png(path):
+    """(width, height, channels, depth, samples) of a non-interlaced,
+    non-palette PNG; depth-1 samples are 0/1."""
+    data = open(path, "rb").read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "%s: not a PNG" % path)
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        check(zlib.crc32(kind + body) & 0xFFFFFFFF == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0],
+              "%s: bad CRC" % path)
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    w, h, depth, ctype, _, _, interlace = hdr
+    check(interlace == 0 and ctype != 3, "%s: unexpected PNG layout" % path)
+    channels = {0: 1, 4: 2, 2: 3, 6: 4}[ctype]
+    raw = zlib.decompress(idat)
+    rb = (w * channels * depth + 7) // 8
+    bpp = max(1, channels * depth // 8)
+    prev = bytearray(rb)
+    out = []
+    for y in range(h):
+        f = raw[y * (rb + 1)]
+        cur = bytearray(raw[y * (rb + 1) + 1:(y + 1) * (rb + 1)])
+        for i in range(rb):
+            a = cur[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                cur[i] = (cur[i] + a) & 255
+            elif f == 2:
+                cur[i] = (cur[i] + b) & 255
+            elif f == 3:
+                cur[i] = (cur[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pr = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                cur[i] = (cur[i] + pr) & 255
+        if depth == 1:
+            out += [(cur[x >> 3] >> (7 - (x & 7))) & 1 for x in range(w)]
+        elif depth == 8:
+            out += list(cur)
+        else:
+            out += list(struct.unpack(">%dH" % (w * channels), bytes(cur)))
+        prev = cur
+    return w, h, channels, depth, out
+
+
+# ------------------------------------------------------------ running
+
+class Env:
+    def __init__(self, halftone, metrics, data, golden):
+        self.halftone, self.metrics, self.data, self.golden = halftone, metrics, data, golden
+        self.dir = tempfile.mkdtemp(prefix="ht-cli-")
+        self.crop = os.path.join(data, "fixtures", "photo-crop.pgm")
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def fixture(self, name):
+        return os.path.join(self.data, "fixtures", name)
+
+    def run(self, *args, tool=None):
+        p = subprocess.run([tool or self.halftone] + [str(a) for a in args],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def ok(self, *args):
+        rc, out, err = self.run("--quiet", *args)
+        check(rc == 0, "halftone %s: exit %d, stderr %r" % (" ".join(map(str, args)), rc, err))
+        return out
+
+    def need_png(self):
+        rc, _, err = self.run("--quiet", self.fixture("tiny-rgba.png"), self.path("probe.pgm"))
+        if rc != 0 and "no PNG support" in err:
+            raise Skip("this build has no PNG support")
+
+    def listing(self):
+        return sorted(os.listdir(self.dir))
+
+
+def digest(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+# ------------------------------------------------------------ cases
+
+def expect_error(env, args, rc_want, pattern, out_name="out.pbm", pre=True):
+    """The run fails with rc_want and one line naming the problem; the
+    output does not appear, an existing output is untouched, and no
+    temporary file is left behind."""
+    for existing in ((False, True) if pre else (False,)):
+        out = env.path(out_name)
+        if existing:
+            with open(out, "wb") as f:
+                f.write(b"precious")
+        elif os.path.isfile(out):
+            os.unlink(out)
+        before = env.listing()
+        full = [a.replace("{out}", out) if isinstance(a, str) else a for a in args]
+        if "{out}" not in " ".join(map(str, args)):
+            full = full + [out]
+        rc, stdout, err = env.run(*full)
+        lines = err.splitlines()
+        check(rc == rc_want, "%s: exit %d, wanted %d (stderr %r)" % (args, rc, rc_want, err))
+        check(len(lines) == 1, "%s: stderr should be one line, got %r" % (args, err))
+        check(lines[0].startswith("halftone: "), "%s: message %r lacks the 'halftone: ' prefix" % (args, lines[0]))
+        check(re.search(pattern, lines[0]), "%s: message %r does not match %r" % (args, lines[0], pattern))
+        check(env.listing() == before, "%s: files changed: %s -> %s" % (args, before, env.listing()))
+        if existing:
+            check(open(out, "rb").read() == b"precious", "%s: existing output was modified" % (args,))
+
+
+def case_errors_usage(env):
+    c = env.crop
+    expect_error(env, ["--bogus", c], 2, r"unknown option '--bogus'")
+    expect_error(env, ["--levels", "1", c], 2, r"--levels .*2\.\.256.*'1'")
+    expect_error(env, ["--levels", "300", c], 2, r"--levels .*'300'")
+    expect_error(env, ["--levels", "4x", c], 2, r"--levels .*'4x'")
+    expect_error(env, ["--levels", "4", c], 2, r"PBM holds 2 levels")
+    expect_error(env, ["--algorithm", "nope", c], 2, r"unknown filter 'nope'")
+    expect_error(env, ["--algorithm", "custom", c], 2, r"needs --coefficients")
+    expect_error(env, ["--coefficients", "- * 7; 3 5 1 / 16", c], 2, r"--coefficients goes with --algorithm custom")
+    expect_error(env, ["--algorithm", "custom", "--coefficients", "- * 7; 3 x 1", c], 2, r"position 10")
+    expect_error(env, ["--algorithm", "custom", "--coefficients", "- * 7; 3 5 1 / 0", c], 2, r"--coefficients: .*position")
+    expect_error(env, ["--serpentine", "--variant", "wavefront", c], 2, r"serpentine.*wavefront")
+    expect_error(env, ["--variant", "fastest", c], 2, r"unknown variant 'fastest'")
+    expect_error(env, ["--backend", "gpu", c], 2, r"--backend .*'gpu'")
+    expect_error(env, ["--color", "cmyk", c], 2, r"--color .*'cmyk'")
+    expect_error(env, ["--threads", "-1", c], 2, r"--threads .*'-1'")
+    expect_error(env, ["--bench", "0", c], 2, r"--bench .*'0'")
+    expect_error(env, [c, "{out}", "--levels"], 2, r"'--levels' needs a value")
+    expect_error(env, [c, "{out}", "extra"], 2, r"INPUT and OUTPUT")
+    expect_error(env, [c, "{out}"], 2, r"unknown output type", out_name="out.jpg")
+    expect_error(env, [c, "{out}"], 2, r"unknown output type", out_name="out")
+    expect_error(env, ["--color", "per-channel", env.fixture("tiny.ppm")], 2, r"per-channel.*\.ppm or \.png",
+                 out_name="out.pgm")
+    expect_error(env, [c], 2, r"PPM output", out_name="out.ppm")
+    rc, out, err = env.run()
+    check(rc == 2 and len(err.splitlines()) == 1 and "INPUT and OUTPUT" in err, "no arguments: %d %r" % (rc, err))
+
+
+def case_errors_input(env):
+    crop = open(env.crop, "rb").read()
+    bad = {
+        "empty.pgm": (b"", r"empty file"),
+        "garbage.pgm": (b"this is not an image\n" * 10, r"not a PGM, PPM, PBM or PNG"),
+        "trunc.pgm": (crop[:1000], r"truncated: 257x193 PGM needs 49601 bytes.*has 985"),
+        "trunc-header.pgm": (b"P5\n257 ", r"truncated header.*height"),
+        "zero-width.pgm": (b"P5\n0 10\n255\n", r"bad header: the width at byte 4 must be 1\.\."),
+        "maxval0.pgm": (b"P5\n2 2\n0\n\0\0\0\0", r"bad header: the maxval at byte \d+ must be 1\.\.65535"),
+        "maxval-big.pgm": (b"P5\n2 2\n70000\n", r"bad header: the maxval at byte \d+ must be 1\.\.65535"),
+        "letters.pgm": (b"P5\nwide 2\n255\n", r"bad header: expected the width at byte 4"),
+        "over-maxval.pgm": (b"P5\n2 1\n1000\n\x00\x01\x07\xd0", r"sample 2000 at pixel \(1, 0\) exceeds maxval 1000"),
+        "plain-bad.pgm": (b"P2\n2 2\n255\n1 2 3 x\n", r"bad sample at byte 18 \(pixel 1, 1\)"),
+        "plain-short.pgm": (b"P2\n2 2\n255\n1 2 3\n", r"truncated: 4 samples expected.*after 3"),
+        "huge.pgm": (b"P5\n99999999 2\n255\n", r"bad header: the width at byte 4 must be 1\.\.16777216"),
+        "pam.pgm": (b"P7\nWIDTH 2\n", r"PAM \(P7\) files are not supported"),
+    }
+    for name, (content, pattern) in bad.items():
+        p = env.path(name)
+        with open(p, "wb") as f:
+            f.write(content)
+        expect_error(env, [p], 1, re.escape(p) + ": " + pattern)
+        os.unlink(p)
+    expect_error(env, [env.path("missing.pgm")], 1, r"missing\.pgm: cannot open: No such file")
+    expect_error(env, [env.dir], 1, r"is a folder")
+    # output side: a folder that does not exist, an output that is a folder
+    expect_error(env, [env.crop], 1, r"no-such-dir/: No such file or directory",
+                 out_name="no-such-dir/out.pbm", pre=False)
+    os.mkdir(env.path("dir.pbm"))
+    expect_error(env, [env.crop], 1, r"dir\.pbm: is a folder", out_name="dir.pbm", pre=False)
+    os.rmdir(env.path("dir.pbm"))
+
+
+def case_errors_png(env):
+    env.need_png()
+    png = open(env.fixture("tiny-rgba.png"), "rb").read()
+    cases = {
+        "trunc.png": png[:len(png) // 2],
+        "crc.png": png[:40] + bytes([png[40] ^ 0xFF]) + png[41:],
+        "sig-only.png": png[:8],
+    }
+    for name, content in cases.items():
+        p = env.path(name)
+        with open(p, "wb") as f:
+            f.write(content)
+        expect_error(env, [p], 1, re.escape(p) + r": PNG: ")
+        os.unlink(p)
+
+
+def case_backend_cuda(env):
+    """Without a usable GPU, --backend cuda is a clear one-line error; with
+    one, its output equals the CPU's bit for bit."""
+    out = env.path("cuda.pbm")
+    rc, _, err = env.run("--backend", "cuda", env.crop, out)
+    if rc == 0:
+        env.ok("--backend", "cpu", env.crop, env.path("cpu.pbm"))
+        check(digest(out) == digest(env.path("cpu.pbm")), "cuda output differs from cpu output")
+        return
+    expect_error(env, ["--backend", "cuda", env.crop], 1, r"backend cuda: ")
+    check("Traceback" not in err and "Segmentation" not in err, "crash: %r" % err)
+
+
+def case_formats_roundtrip(env):
+    """PBM, PGM and (1-bit and 8-bit) PNG outputs hold the same pixels."""
+    env.ok(env.crop, env.path("o.pbm"))
+    env.ok(env.crop, env.path("o.pgm"))
+    k, w, h, _, bits = read_pnm(env.path("o.pbm"))
+    check((k, w, h) == ("P4", 257, 193), "PBM header %r" % ((k, w, h),))
+    k, w2, h2, mv, gray = read_pnm(env.path("o.pgm"))
+    check((k, w2, h2, mv) == ("P5", 257, 193, 255), "PGM header")
+    check(set(gray) <= {0, 255}, "PGM of a 2-level halftone holds values other than 0 and 255")
+    check([v // 255 for v in gray] == bits, "PBM and PGM outputs differ")
+    mean = sum(gray) / len(gray)
+    mean_in = sum(read_pnm(env.crop)[4]) / len(gray)
+    check(abs(mean - mean_in) < 2.0, "tone not kept: %.2f vs %.2f" % (mean, mean_in))
+    try:
+        env.need_png()
+    except Skip:
+        return
+    env.ok(env.crop, env.path("o.png"))
+    w3, h3, ch, depth, px = read_png(env.path("o.png"))
+    check((w3, h3, ch, depth) == (257, 193, 1, 1), "1-bit PNG layout %r" % ((w3, h3, ch, depth),))
+    check(px == bits, "PNG and PBM outputs differ")
+    env.ok("--levels", "3", env.crop, env.path("o3.png"))
+    env.ok("--levels", "3", env.crop, env.path("o3.pgm"))
+    _, _, ch, depth, px3 = read_png(env.path("o3.png"))
+    check((ch, depth) == (1, 8), "3-level PNG layout")
+    check(set(px3) <= {0, 128, 255} and len(set(px3)) == 3, "3 levels should be 0/128/255, got %s" % sorted(set(px3)))
+    check(px3 == read_pnm(env.path("o3.pgm"))[4], "PNG and PGM 3-level outputs differ")
+    # our output read back as input (PBM and PNG input paths)
+    env.ok(env.path("o.pbm"), env.path("again.pbm"))
+    check(digest(env.path("again.pbm")) == digest(env.path("o.pbm")), "a halftone is not a fixed point")
+
+
+def case_twins(env):
+    """The same picture stored in different ways gives the same halftone:
+    8-bit and 16-bit PGM (v * 257), maxval 15 (v = s * 17), plain P2,
+    gray PNG 8/16-bit, and gray written as RGB (luma of R=G=B is gray)."""
+    _, w, h, _, px = read_pnm(env.crop)
+    ref = env.path("ref.pgm")
+    env.ok("--levels", "5", env.crop, ref)
+    twins = {}
+    write_pnm(env.path("t16.pgm"), "P5", w, h, 65535, [v * 257 for v in px])
+    twins["16-bit PGM"] = env.path("t16.pgm")
+    write_pnm(env.path("plain.pgm"), "P2", w, h, 255, px, plain=True)
+    twins["plain PGM"] = env.path("plain.pgm")
+    write_pnm(env.path("rgb.ppm"), "P6", w, h, 255, [v for v in px for _ in range(3)])
+    twins["gray as PPM"] = env.path("rgb.ppm")
+    write_pnm(env.path("rgb16.ppm"), "P3", w, h, 65535, [v * 257 for v in px for _ in range(3)], plain=True)
+    twins["gray as plain 16-bit PPM"] = env.path("rgb16.ppm")
+    try:
+        env.need_png()
+        write_png(env.path("g8.png"), w, h, 1, 8, px)
+        write_png(env.path("g16.png"), w, h, 1, 16, [v * 257 for v in px])
+        twins["8-bit PNG"] = env.path("g8.png")
+        twins["16-bit PNG"] = env.path("g16.png")
+    except Skip:
+        pass
+    for what, path in twins.items():
+        out = env.path("twin.pgm")
+        env.ok("--levels", "5", path, out)
+        check(digest(out) == digest(ref), "%s gives a different halftone than the 8-bit PGM" % what)
+    # maxval 15 (4-bit values in an 8-bit container) vs the same values * 17
+    q = [v // 17 for v in px]
+    write_pnm(env.path("m15.pgm"), "P5", w, h, 15, q)
+    write_pnm(env.path("m15x17.pgm"), "P5", w, h, 255, [s * 17 for s in q])
+    env.ok("--levels", "5", env.path("m15.pgm"), env.path("a.pgm"))
+    env.ok("--levels", "5", env.path("m15x17.pgm"), env.path("b.pgm"))
+    check(digest(env.path("a.pgm")) == digest(env.path("b.pgm")), "maxval 15 not scaled to full range")
+    # maxval 257 in a 16-bit container vs the same values * 255
+    q = [v * 257 // 255 for v in px]
+    write_pnm(env.path("m257.pgm"), "P5", w, h, 257, q)
+    write_pnm(env.path("m257x255.pgm"), "P5", w, h, 65535, [s * 255 for s in q])
+    env.ok(env.path("m257.pgm"), env.path("a.pbm"))
+    env.ok(env.path("m257x255.pgm"), env.path("b.pbm"))
+    check(digest(env.path("a.pbm")) == digest(env.path("b.pbm")), "maxval 257 not scaled to full range")
+
+
+def case_color(env):
+    """per-channel: each channel is dithered on its own, so channel c of the
+    RGB result equals the halftone of channel c alone; luma: one plane."""
+    _, w, h, _, px = read_pnm(env.fixture("tiny.ppm"))
+    env.ok("--color", "per-channel", "--levels", "3", env.fixture("tiny.ppm"), env.path("rgb.ppm"))
+    k, w2, h2, _, out = read_pnm(env.path("rgb.ppm"))
+    check((k, w2, h2) == ("P6", w, h), "per-channel output is not a %dx%d PPM" % (w, h))
+    for c in range(3):
+        write_pnm(env.path("c.pgm"), "P5", w, h, 255, px[c::3])
+        env.ok("--levels", "3", env.path("c.pgm"), env.path("c-out.pgm"))
+        check(read_pnm(env.path("c-out.pgm"))[4] == out[c::3], "channel %d differs from dithering it alone" % c)
+    env.ok(env.fixture("tiny.ppm"), env.path("luma.pgm"))
+    env.ok("--color", "luma", env.fixture("tiny.ppm"), env.path("luma2.pgm"))
+    check(digest(env.path("luma.pgm")) == digest(env.path("luma2.pgm")), "luma is not the default")
+    check(read_pnm(env.path("luma.pgm"))[0] == "P5", "luma output is not gray")
+    try:
+        env.need_png()
+    except Skip:
+        return
+    env.ok("--color", "per-channel", env.fixture("tiny.ppm"), env.path("rgb.png"))
+    env.ok("--color", "per-channel", env.fixture("tiny.ppm"), env.path("rgb2.ppm"))
+    _, _, ch, depth, pp = read_png(env.path("rgb.png"))
+    check((ch, depth) == (3, 8), "per-channel PNG layout %r" % ((ch, depth),))
+    check(pp == read_pnm(env.path("rgb2.ppm"))[4], "per-channel PNG and PPM differ")
+    # a palette PNG is expanded to RGB
+    env.ok(env.fixture("tiny-palette.png"), env.path("pal.pbm"))
+
+
+def case_alpha(env):
+    """PNG keeps the alpha channel exactly; the colour plane is what the
+    image gives without alpha; PGM drops alpha with a notice."""
+    env.need_png()
+    rgba = env.fixture("tiny-rgba.png")
+    env.ok(rgba, env.path("ga.png"))
+    w, h, ch, depth, px = read_png(env.path("ga.png"))
+    check((ch, depth) == (2, 8), "RGBA in, luma out: expected gray+alpha 8-bit, got %r" % ((ch, depth),))
+    _, _, ich, _, ipx = read_png(rgba)
+    check(ich == 4, "fixture is not RGBA")
+    check(px[1::2] == ipx[3::4], "alpha channel not kept exactly")
+    env.ok(env.fixture("tiny.ppm"), env.path("noalpha.pgm"))  # same crop without alpha
+    check(px[0::2] == read_pnm(env.path("noalpha.pgm"))[4], "alpha changed the dithered plane")
+    rc, _, err = env.run(rgba, env.path("drop.pgm"))
+    check(rc == 0 and "alpha is dropped" in err, "dropping alpha should be said: %d %r" % (rc, err))
+    env.ok("--color", "per-channel", rgba, env.path("rgba.png"))
+    _, _, ch, _, px4 = read_png(env.path("rgba.png"))
+    check(ch == 4 and px4[3::4] == ipx[3::4], "per-channel RGBA: alpha not kept")
+    # 16-bit gray+alpha: alpha kept at 16 bits
+    ga16 = env.fixture("tiny-ga16.png")
+    env.ok(ga16, env.path("ga16.png"))
+    _, _, ch, depth, p16 = read_png(env.path("ga16.png"))
+    _, _, _, _, i16 = read_png(ga16)
+    check((ch, depth) == (2, 16), "16-bit gray+alpha layout %r" % ((ch, depth),))
+    check(p16[1::2] == i16[1::2], "16-bit alpha not kept exactly")
+    check(set(p16[0::2]) <= {0, 65535}, "16-bit output levels are not 0/65535")
+
+
+def parse_metrics(text):
+    m = re.fullmatch(r"mean tone error: (\d+\.\d{4})\nHVS error: (\d+\.\d{4})\n", text)
+    check(m, "metrics output %r is not in the documented format" % text)
+    return float(m.group(1)), float(m.group(2))
+
+
+def case_metrics(env):
+    out = env.ok("--metrics", env.crop, env.path("m.pbm"))
+    tone, hvs = parse_metrics(out)
+    check(0 <= tone < 2 and 0 < hvs < 40, "implausible metrics %r" % out)
+    # the CLI and ht-metrics (another code path to the same function) agree
+    rc, out2, err = env.run(env.crop, env.path("m.pbm"), tool=env.metrics)
+    check(rc == 0, "ht-metrics failed: %r" % err)
+    check(parse_metrics(out2) == (tone, hvs), "ht-metrics %r vs halftone --metrics %r" % (out2, out))
+    # cases with known answers: identical images; black vs white; one
+    # white pixel well inside black (the normalised kernel spreads 255
+    # over the image: 255 / pixels)
+    w = h = 15
+    write_pnm(env.path("black.pgm"), "P5", w, h, 255, [0] * (w * h))
+    write_pnm(env.path("white.pgm"), "P5", w, h, 255, [255] * (w * h))
+    dot = [0] * (w * h)
+    dot[7 * w + 7] = 255
+    write_pnm(env.path("dot.pgm"), "P5", w, h, 255, dot)
+    known = [
+        (env.crop, env.crop, 0.0, 0.0),
+        (env.path("black.pgm"), env.path("white.pgm"), 255.0, 255.0),
+        (env.path("black.pgm"), env.path("dot.pgm"), 255 / 225, 255 / 225),
+    ]
+    for a, b, t, v in known:
+        rc, o, err = env.run(a, b, tool=env.metrics)
+        check(rc == 0, "ht-metrics %s %s: %r" % (a, b, err))
+        got = parse_metrics(o)
+        check(abs(got[0] - t) < 1e-4 and abs(got[1] - v) < 1e-4,
+              "ht-metrics %s %s = %r, expected (%.4f, %.4f)" % (a, b, got, t, v))
+    # levels 256 on an 8-bit image reproduces it: no error at all
+    out = env.ok("--metrics", "--levels", "256", env.crop, env.path("same.pgm"))
+    check(parse_metrics(out) == (0.0, 0.0), "256 levels should reproduce the input: %r" % out)
+    check(read_pnm(env.path("same.pgm"))[4] == read_pnm(env.crop)[4], "256 levels changed pixels")
+
+
+def case_bench(env):
+    out = env.ok("--bench", "3", env.crop, env.path("b.pbm"))
+    m = re.fullmatch(r"bench: 257x193, 3 run\(s\): min (\d+\.\d+) ms, median (\d+\.\d+) ms, "
+                     r"(\d+\.\d+) ns/pixel \(min\); backend (cpu|cuda), variant (\S+)\n", out)
+    check(m, "bench output %r" % out)
+    check(float(m.group(1)) <= float(m.group(2)), "min > median")
+    env.ok(env.crop, env.path("plain.pbm"))
+    check(digest(env.path("b.pbm")) == digest(env.path("plain.pbm")), "--bench changed the output")
+    out = env.ok("--bench", "2", "--metrics", "--variant", "ed", "--threads", "1", env.crop, env.path("b2.pbm"))
+    check(re.search(r"variant ed\n", out) and "HVS error: " in out, "bench+metrics output %r" % out)
+
+
+def case_help(env):
+    rc, out, err = env.run("--help")
+    check(rc == 0 and err == "", "--help: exit %d, stderr %r" % (rc, err))
+    for word in ["Usage: halftone [OPTIONS] INPUT OUTPUT", "Examples:", "--algorithm", "--coefficients",
+                 "--levels", "--serpentine", "--color", "--backend", "--threads", "--variant", "--metrics",
+                 "--bench", "--quiet", "--version", "floyd-steinberg", "jarvis-judice-ninke", "atkinson",
+                 "sequential", ".pbm", ".png"]:
+        check(word in out, "--help does not mention %r" % word)
+    check(max(len(line) for line in out.splitlines()) <= 100, "--help has over-long lines")
+    rc, out, _ = env.run("--version")
+    check(rc == 0 and re.fullmatch(r"halftone \d+\.\d+\.\d+\n", out), "--version: %r" % out)
+
+
+def golden_runs(env):
+    """(name, args, output) of the runs recorded in golden.txt."""
+    c = env.crop
+    runs = []
+    for alg in ["floyd-steinberg", "jarvis-judice-ninke", "stucki", "burkes", "sierra-3", "sierra-2",
+                "sierra-lite", "atkinson"]:
+        runs.append((alg, ["--algorithm", alg, c], "out.pbm"))
+    runs.append(("fs-levels-4", ["--levels", "4", c], "out.pgm"))
+    runs.append(("fs-levels-256", ["--levels", "256", "--algorithm", "stucki", c], "out.pgm"))
+    runs.append(("fs-serpentine", ["--serpentine", c], "out.pbm"))
+    runs.append(("custom-as-burkes", ["--algorithm", "custom", "--coefficients", "- - * 8 4; 2 4 8 4 2 / 32", c], "out.pbm"))
+    runs.append(("per-channel-ppm", ["--color", "per-channel", "--levels", "3", env.fixture("tiny.ppm")], "out.ppm"))
+    runs.append(("luma-ppm", [env.fixture("tiny.ppm")], "out.pgm"))
+    return runs
+
+
+def compute_golden(env):
+    lines = []
+    for name, args, out in golden_runs(env):
+        o = env.path(out)
+        env.ok("--backend", "cpu", "--variant", "ed", *args, o)
+        lines.append("%s %s" % (name, digest(o)))
+    return lines
+
+
+def case_golden(env):
+    """The output of fixed runs equals the recorded hashes (written by
+    make-golden.py from the reference variant), and every CPU variant and
+    thread count gives the same files."""
+    want = {}
+    for line in open(env.golden):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, h = line.split()
+            want[name] = h
+    got = dict(line.split() for line in compute_golden(env))
+    check(set(got) == set(want), "golden.txt lists %s, the test runs %s" % (sorted(want), sorted(got)))
+    bad = [n for n in got if got[n] != want[n]]
+    check(not bad, "outputs differ from golden.txt: %s" % bad)
+    for name, args, out in golden_runs(env):
+        if "--serpentine" in args:
+            continue
+        for variant in ["ec", "ed-rc", "ec-rc", "wavefront", "auto"]:
+            for threads in (["1", "2", "3"] if variant == "wavefront" else ["0"]):
+                o = env.path(out)
+                env.ok("--backend", "cpu", "--variant", variant, "--threads", threads, *args, o)
+                check(digest(o) == want[name], "%s: variant %s, %s threads differs from ed" % (name, variant, threads))
+
+
+CASES = {
+    "errors-usage": case_errors_usage,
+    "errors-input": case_errors_input,
+    "errors-png": case_errors_png,
+    "backend-cuda": case_backend_cuda,
+    "formats": case_formats_roundtrip,
+    "twins": case_twins,
+    "color": case_color,
+    "alpha": case_alpha,
+    "metrics": case_metrics,
+    "bench": case_bench,
+    "help": case_help,
+    "golden": case_golden,
+}
+
+
+def main(argv):
+    if len(argv) != 6 or argv[5] not in CASES and argv[5] != "--write-golden":
+        print("usage: test_cli.py HALFTONE HT_METRICS DATA_DIR GOLDEN CASE|--write-golden (cases: %s)"
+              % ", ".join(CASES), file=sys.stderr)
+        return 2
+    env = Env(*argv[1:5])
+    try:
+        if argv[5] == "--write-golden":
+            lines = compute_golden(env)
+            with open(env.golden, "w") as f:
+                f.write("# sha256 of `halftone --backend cpu --variant ed ...` outputs; written by\n"
+                        "# tests/cli/make-golden.sh from the code, never by hand\n")
+                f.write("\n".join(lines) + "\n")
+            print("wrote %s (%d entries)" % (env.golden, len(lines)))
+            return 0
+        CASES[argv[5]](env)
+        print("ok: %s" % argv[5])
+        return 0
+    except Skip as e:
+        print("skip: %s" % e)
+        return SKIP
+    except Fail as e:
+        print("FAIL: %s: %s" % (argv[5], e))
+        return 1
+    finally:
+        shutil.rmtree(env.dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
