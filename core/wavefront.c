@@ -1,3 +1,393 @@
-/* placeholder until the real variant lands (same session) */
+/* The multi-threaded exact CPU wavefront: Kasagi et al. Sec. III, the
+ * k-delay parallel scan of error collection (k-D PEC), mapped to CPU
+ * threads and to the instruction-level parallelism of one core.
+ *
+ * k-D PEC lets row y + 1 process column x once row y has finished column
+ * x + k - 1 (k = job->filter.delay). Here the image is cut into bands of
+ * G rows and every row into chunks of C columns, C >= k, so a lag of
+ * LAG = 2 chunks between consecutive rows is a k-delay scan with room to
+ * spare; the extra chunk lets the part of a pixel's sum that comes from
+ * the rows above be computed for a whole chunk at once.
+ *
+ *  - Bands go round robin to the threads (band b to thread b mod T).
+ *    The first row of band b follows the last row of band b - 1 through a
+ *    per-band progress counter (C11 release/acquire), published once per
+ *    chunk step; the other rows of a band follow rows of their own band.
+ *  - Inside a band the G rows are processed interleaved: in step s row j
+ *    does chunk s - LAG * j. The G in-row dependency chains (each pixel
+ *    needs the error of its left neighbour) are independent, so the core
+ *    overlaps them; this is what makes one thread several times faster
+ *    than a single chain (EC-RC).
+ *  - For each row and chunk, first the "upper" sum (the input plus the
+ *    terms of every tap with dy >= 1) is computed for all C columns in a
+ *    vectorisable loop (SIMD; AVX2 when the CPU has it), then the chain
+ *    adds the dy == 0 terms pixel by pixel.
+ * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
+ * output equals core/ed.c bit for bit whatever the order.
+ *
+ * Memory: rows of S ~ width + 2 * PAD values. The e (error) rows form a
+ * ring of (T + 1) * G rows: band b uses set b mod (T + 1), and the set is
+ * next taken by band b + T + 1, which runs on the thread of band b + 1,
+ * the only band that reads band b's rows, after that band is done. Each
+ * thread also has G rows of "upper" sums and G rows of level indices.
+ * In all O((reach_down + G * T) * width) -- here reach_down <= 3 < G, so
+ * (T + 1) * G rows of e -- never O(pixels). */
 #include "internal.h"
-ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows) { return ht_ed_run(job, rows); }
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HT_AI static inline __attribute__((always_inline))
+#define G 8       /* rows per band (>= HT_FILTER_MAX_DOWN + 1)           */
+#define C 64      /* columns per chunk (>= the largest delay, 5)          */
+#define LAG 2     /* chunks between consecutive rows                       */
+#define PAD 8     /* zero columns left and right of every e row (>= 4)     */
+#define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
+#define MAX_THREADS 1024
+
+_Static_assert(G > HT_FILTER_MAX_DOWN, "a band must cover the filter's rows");
+_Static_assert(C > HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1, "a chunk must exceed the delay");
+
+typedef struct {
+  _Alignas(64) _Atomic uint64_t v; /* (band << 32) | steps done           */
+  char pad[64 - sizeof(uint64_t)];
+} progress;
+
+typedef struct wf wf;
+typedef void (*band_fn)(wf *W, int me, int64_t b);
+
+struct wf {
+  const ht_rows *rows;
+  ht_job *job;
+  int64_t w, h;
+  int64_t nchunks;     /* chunks covering the width                    */
+  int64_t nfull;       /* chunks of exactly C columns                   */
+  int64_t nbands;
+  size_t S;            /* row stride of every row buffer, in elements   */
+  int T;               /* running threads                               */
+  int levels;
+  int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
+  int32_t level_value[256];
+  uint8_t *qlut;       /* multi-level: clamp(v, 0, 65535) -> level      */
+  int32_t *e;          /* (T + 1) sets of G rows                         */
+  int32_t *up;         /* T sets of G rows                               */
+  uint8_t *lv;         /* T sets of G rows                               */
+  int32_t *zero;       /* a row of zeros: the rows above the image       */
+  progress *prog;      /* T + 1 slots, slot = band mod (T + 1)           */
+  band_fn band;
+  _Atomic int go;      /* > 0: T is final, workers may start            */
+};
+
+/* ------------------------------------------------------------ waiting */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Waits until band `b` has published `need` steps; false when the run was
+ * cancelled meanwhile. Spins first (the wait is normally short), then
+ * yields the core: there may be more threads than cores. */
+static bool wait_band(wf *W, int64_t b, uint64_t need)
+{
+  const uint64_t want = ((uint64_t)b << 32) | need;
+  progress *p = &W->prog[b % (W->T + 1)];
+  for (unsigned spins = 0;; spins++) {
+    if (atomic_load_explicit(&p->v, memory_order_acquire) >= want)
+      return true;
+    if (ht_job_cancelled(W->job))
+      return false;
+    if (spins < 2000)
+      cpu_relax();
+    else
+      sched_yield();
+  }
+}
+
+/* ------------------------------------------------------------- kernels */
+
+HT_AI int32_t quantize(const bool binary, const wf *W, int32_t v, uint8_t *lv)
+{
+  int32_t q;
+  if (binary) {
+    q = ht_fx_binary(v);
+    *lv = (uint8_t)q;
+    return q ? v - HT_FX_ONE : v;
+  }
+  /* table of ht_fx_quantize over the clamped range: no division per pixel */
+  q = W->qlut[v < 0 ? 0 : v > HT_FX_ONE ? HT_FX_ONE : v];
+  *lv = (uint8_t)q;
+  return v - W->level_value[q];
+}
+
+/* The upper sum of columns [x0, x1) of one row: u[x] (the input) plus
+ * the terms of the taps with dy >= 1 (sources x - R .. x + L of the rows
+ * above). Every column is independent: this loop vectorises. */
+HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *restrict u,
+                 const int32_t *restrict s1, const int32_t *restrict s2, const int32_t *restrict s3,
+                 int64_t x0, int64_t x1)
+{
+  int32_t q[HT_FILTER_MAX_DOWN][BOXW];
+#pragma GCC unroll 4
+  for (int dy = 1; dy <= D; dy++)
+#pragma GCC unroll 16
+    for (int k = 0; k <= L + R; k++)
+      q[dy - 1][k] = W->q[dy][HT_FILTER_MAX_LEFT + R - k]; /* source x - R + k: dx = R - k */
+  for (int64_t x = x0; x < x1; x++) {
+    int32_t v = u[x];
+#pragma GCC unroll 16
+    for (int k = 0; k <= L + R; k++) {
+      v += ht_fx_term(s1[x - R + k], q[0][k]);
+      if (D >= 2)
+        v += ht_fx_term(s2[x - R + k], q[D >= 2 ? 1 : 0][k]);
+      if (D >= 3)
+        v += ht_fx_term(s3[x - R + k], q[D >= 3 ? 2 : 0][k]);
+    }
+    u[x] = v;
+  }
+}
+
+/* The in-row chains of N rows at once, n columns each. Row r's column i
+ * is element r * disp + i of e, u and lv (the callers point them at the
+ * first column); rows are independent, so their chains overlap. */
+HT_AI void chains(const int N, const int R, const bool binary, const wf *W, int32_t *restrict e,
+                  const int32_t *restrict u, uint8_t *restrict lv, ptrdiff_t disp, int64_t n)
+{
+  int32_t q0[HT_FILTER_MAX_RIGHT + 1];
+  int32_t prev[G];
+#pragma GCC unroll 8
+  for (int k = 1; k <= R; k++)
+    q0[k] = W->q[0][HT_FILTER_MAX_LEFT + k];
+#pragma GCC unroll 8
+  for (int r = 0; r < N; r++)
+    prev[r] = e[r * disp - 1]; /* left neighbour: the previous chunk or the zero pad */
+  for (int64_t i = 0; i < n; i++) {
+#pragma GCC unroll 8
+    for (int r = 0; r < N; r++) {
+      const ptrdiff_t o = r * disp + i;
+      int32_t v = u[o] + ht_fx_term(prev[r], q0[1]);
+#pragma GCC unroll 4
+      for (int k = 2; k <= R; k++)
+        v += ht_fx_term(e[o - k], q0[k]); /* stored a few steps ago: off the chain */
+      int32_t err = quantize(binary, W, v, &lv[o]);
+      e[o] = err;
+      prev[r] = err;
+    }
+  }
+}
+
+HT_AI void chains_n(const int R, const bool binary, const wf *W, int n_rows, int32_t *e, const int32_t *u,
+                    uint8_t *lv, ptrdiff_t disp, int64_t n)
+{
+  switch (n_rows) {
+#define CASE(k) case k: chains(k, R, binary, W, e, u, lv, disp, n); break;
+    CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
+#undef CASE
+  default: break;
+  }
+}
+_Static_assert(G == 8, "chains_n has one case per row count up to G");
+
+/* One band: rows y0 .. y0 + g - 1, by worker `me`. */
+HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf *W, int me, int64_t b)
+{
+  const size_t S = W->S;
+  const int64_t w = W->w, nchunks = W->nchunks, nfull = W->nfull;
+  const int64_t y0 = b * G;
+  const int g = (int)(W->h - y0 < G ? W->h - y0 : G);
+  int32_t *E = W->e + (size_t)(b % (W->T + 1)) * G * S + PAD;
+  const int32_t *Eprev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * G * S + PAD : NULL;
+  int32_t *U = W->up + (size_t)me * G * S + PAD;
+  uint8_t *LV = W->lv + (size_t)me * G * S + PAD;
+  /* source row of row j, dy rows up */
+  const int32_t *src[G][HT_FILTER_MAX_DOWN + 1];
+  for (int j = 0; j < g; j++)
+    for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
+      src[j][dy] = j >= dy ? E + (size_t)(j - dy) * S
+                   : y0 + j - dy >= 0 ? Eprev + (size_t)(G + j - dy) * S : W->zero + PAD;
+  const ptrdiff_t disp = (ptrdiff_t)S - LAG * C; /* row j + 1 is LAG chunks behind row j */
+  const int64_t steps = nchunks + LAG * (g - 1);
+  progress *mine = &W->prog[b % (W->T + 1)];
+  for (int64_t s = 0; s < steps; s++) {
+    if (b > 0 && s < nchunks) {
+      /* row 0 at chunk s reads the previous band's last row up to chunk
+       * s + 1 (its window reaches L columns into the next chunk) */
+      int64_t c_need = s + 1 < nchunks ? s + 1 : nchunks - 1;
+      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (G - 1) + 1)))
+        return;
+    }
+    /* rows with a chunk in this step: c = s - LAG * j in [0, nchunks) */
+    int jlo = s - nchunks + 1 <= 0 ? 0 : (int)((s - nchunks + 1 + LAG - 1) / LAG);
+    int jhi = (int)(s / LAG < g - 1 ? s / LAG : g - 1);
+    int jfull = jhi + 1; /* first row of the run with a full chunk      */
+    for (int j = jlo; j <= jhi; j++) {
+      const int64_t c = s - LAG * j;
+      if (c == 0)
+        W->rows->load(W->rows, y0 + j, U + (size_t)j * S);
+      const int64_t x0 = c * C, x1 = x0 + C < w ? x0 + C : w;
+      upper(L, R, D, W, U + (size_t)j * S, src[j][1], src[j][2], src[j][3], x0, x1);
+      if (c < nfull && j < jfull)
+        jfull = j;
+    }
+    /* a row whose last chunk is partial runs alone, to the last column */
+    for (int j = jlo; j < jfull; j++) {
+      const int64_t x0 = (s - LAG * j) * C;
+      chains(1, R, binary, W, E + (size_t)j * S + x0, U + (size_t)j * S + x0, LV + (size_t)j * S + x0, 0,
+             w - x0);
+    }
+    if (jfull <= jhi) {
+      const int64_t x0 = (s - LAG * jfull) * C;
+      const size_t o = (size_t)jfull * S + (size_t)x0;
+      chains_n(R, binary, W, jhi - jfull + 1, E + o, U + o, LV + o, disp, C);
+    }
+    /* the row that finished its last chunk goes out */
+    if (jlo <= jhi && s - LAG * jlo == nchunks - 1)
+      W->rows->store(W->rows, y0 + jlo, LV + (size_t)jlo * S);
+    atomic_store_explicit(&mine->v, ((uint64_t)b << 32) | (uint64_t)(s + 1), memory_order_release);
+  }
+}
+
+HT_AI void worker_loop(const int L, const int R, const int D, const bool binary, wf *W, int me, int64_t b)
+{
+  run_band(L, R, D, binary, W, me, b);
+}
+
+/* Instances: the footprints of the built-in filters and the largest one
+ * (any filter), binary and multi-level, with and without AVX2. */
+#define INSTANCE(L, R, D)                                                                          \
+  static void band_##L##R##D##_b(wf *W, int me, int64_t b) { worker_loop(L, R, D, true, W, me, b); }  \
+  static void band_##L##R##D##_m(wf *W, int me, int64_t b) { worker_loop(L, R, D, false, W, me, b); } \
+  __attribute__((target("avx2"))) static void band_##L##R##D##_b_avx2(wf *W, int me, int64_t b)     \
+  {                                                                                                \
+    worker_loop(L, R, D, true, W, me, b);                                                          \
+  }                                                                                                \
+  __attribute__((target("avx2"))) static void band_##L##R##D##_m_avx2(wf *W, int me, int64_t b)     \
+  {                                                                                                \
+    worker_loop(L, R, D, false, W, me, b);                                                         \
+  }
+INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite          */
+INSTANCE(2, 2, 1) /* Burkes, Sierra-2                      */
+INSTANCE(1, 2, 2) /* Atkinson                              */
+INSTANCE(2, 2, 2) /* Jarvis-Judice-Ninke, Stucki, Sierra-3 */
+INSTANCE(4, 4, 3) /* any filter                            */
+
+static const struct {
+  int l, r, d;
+  band_fn fn[2][2]; /* [avx2][binary] */
+} instances[] = {
+#define ROW(L, R, D) { L, R, D, { { band_##L##R##D##_m, band_##L##R##D##_b }, { band_##L##R##D##_m_avx2, band_##L##R##D##_b_avx2 } } }
+  ROW(1, 1, 1), ROW(2, 2, 1), ROW(1, 2, 2), ROW(2, 2, 2), ROW(4, 4, 3),
+#undef ROW
+};
+
+/* ------------------------------------------------------------ threads */
+
+typedef struct {
+  wf *W;
+  int me;
+  pthread_t tid;
+} worker;
+
+static void work(wf *W, int me)
+{
+  for (int64_t b = me; b < W->nbands; b += W->T) {
+    if (ht_job_cancelled(W->job))
+      return;
+    W->band(W, me, b);
+    /* only the calling thread reports progress (and may cancel) */
+    if (me == 0 && !ht_job_tick(W->job, (b + 1) * G < W->h ? (b + 1) * G : W->h, W->h))
+      return;
+  }
+}
+
+static void *worker_main(void *arg)
+{
+  worker *k = arg;
+  while (atomic_load_explicit(&k->W->go, memory_order_acquire) == 0)
+    sched_yield();
+  if (k->me < k->W->T)
+    work(k->W, k->me);
+  return NULL;
+}
+
+ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
+{
+  const ht_filter *f = &job->filter;
+  wf W;
+  memset(&W, 0, sizeof W);
+  W.rows = rows;
+  W.job = job;
+  W.w = rows->width;
+  W.h = rows->height;
+  W.nchunks = (W.w + C - 1) / C;
+  W.nfull = W.w / C;
+  W.nbands = (W.h + G - 1) / G;
+  int T = job->threads < 1 ? 1 : job->threads > MAX_THREADS ? MAX_THREADS : job->threads;
+  if (T > W.nbands)
+    T = (int)W.nbands; /* a thread without a band would only wait */
+  /* stride: data, pads, rounded to 16 values (64 bytes) */
+  W.S = ((size_t)W.nchunks * C + 2 * PAD + 15) & ~(size_t)15;
+  W.levels = job->levels;
+  for (int t = 0; t < f->ntaps; t++)
+    W.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
+  for (int i = 0; i < W.levels; i++)
+    W.level_value[i] = ht_fx_level(i, W.levels);
+
+  ht_status st = HT_OK;
+  worker *workers = NULL;
+  W.e = ht_alloc(job, (size_t)(T + 1) * G, W.S * sizeof *W.e);
+  W.up = ht_alloc(job, (size_t)T * G, W.S * sizeof *W.up);
+  W.lv = ht_alloc(job, (size_t)T * G, W.S);
+  W.zero = ht_alloc(job, W.S, sizeof *W.zero);
+  W.prog = ht_alloc(job, (size_t)T + 1, sizeof *W.prog);
+  workers = ht_alloc(job, (size_t)T, sizeof *workers);
+  if (W.levels > 2)
+    W.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
+  if (!W.e || !W.up || !W.lv || !W.zero || !W.prog || !workers || (W.levels > 2 && !W.qlut)) {
+    st = HT_ERR_NO_MEMORY;
+    goto out;
+  }
+  for (int i = 0; i <= T; i++)
+    atomic_init(&W.prog[i].v, 0);
+  if (W.qlut)
+    for (int32_t v = 0; v <= HT_FX_ONE; v++)
+      W.qlut[v] = (uint8_t)ht_fx_quantize(v, W.levels);
+  size_t i = 0;
+  while (i + 1 < sizeof instances / sizeof instances[0] &&
+         (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
+    i++;
+  __builtin_cpu_init();
+  W.band = instances[i].fn[__builtin_cpu_supports("avx2") ? 1 : 0][W.levels == 2];
+
+  /* Start the helpers; if one cannot be created, run with those that
+   * were (the band assignment is fixed only once `go` is set). */
+  atomic_init(&W.go, 0);
+  int started = 1;
+  for (int t = 1; t < T; t++) {
+    workers[t].W = &W;
+    workers[t].me = t;
+    if (pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]) != 0)
+      break;
+    started++;
+  }
+  W.T = started;
+  atomic_store_explicit(&W.go, 1, memory_order_release);
+  work(&W, 0);
+  for (int t = 1; t < started; t++)
+    pthread_join(workers[t].tid, NULL);
+  if (ht_job_cancelled(job))
+    st = HT_ERR_CANCELLED;
+out:
+  free(W.e);
+  free(W.up);
+  free(W.lv);
+  free(W.zero);
+  free(W.prog);
+  free(workers);
+  free(W.qlut);
+  return st;
+}
