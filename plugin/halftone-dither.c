@@ -493,7 +493,7 @@ gegl_op_class_init (GeglOpClass *klass)
     "gimp:menu-path",  "<Image>/Filters/Distorts",
     "gimp:menu-label", _("Halftone (Error Diffusion)..."),
     "license",         "GPL3+",
-    "reference-hash",  "0000",
+    "reference-hash",  "bcc0292a118eff3c1cdc6431571fc40a",
     "reference-composition", reference_composition,
     "description",
     _("Turn a continuous-tone image into black and white dots (or a few "

@@ -1,0 +1,558 @@
+/* Tests of the GEGL operation halftone:dither, through the GEGL API.
+ *
+ * The module is found through GEGL_PATH (set by tests/gegl/meson.build to
+ * the build folder of plugin/ and GEGL's own plug-in folder).
+ *
+ *   test-op                        run every test (TAP-like lines)
+ *   test-op --print-reference-hash print the hash of the op's
+ *                                  reference composition (used to fill
+ *                                  in "reference-hash" in the source)
+ */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#include <gegl.h>
+#include <gegl-plugin.h>
+#pragma GCC diagnostic pop
+
+#include "halftone.h"
+
+#define OP "halftone:dither"
+
+static int failures;
+static int checks;
+static int warnings; /* warnings seen by the log handler since reset */
+static GString *last_warning;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    checks++;                                              \
+    if (!(cond)) {                                         \
+      failures++;                                          \
+      fprintf (stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf (stderr, __VA_ARGS__);                       \
+      fprintf (stderr, "\n");                              \
+    }                                                      \
+  } while (0)
+
+static void
+log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer user)
+{
+  (void) user;
+  if (level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL))
+    {
+      warnings++;
+      g_string_assign (last_warning, message);
+    }
+  fprintf (stderr, "  (log %s: %s)\n", domain ? domain : "-", message);
+}
+
+/* ------------------------------------------------------------ images */
+
+/* A deterministic test picture: gradients, a disc and noise, so that
+ * every filter produces a busy, different pattern. 8-bit R'G'B'A. */
+static guchar *
+make_rgba8 (gint w, gint h)
+{
+  guchar  *p = g_malloc ((gsize) w * (gsize) h * 4);
+  guint32  s = 12345;
+
+  for (gint y = 0; y < h; y++)
+    for (gint x = 0; x < w; x++)
+      {
+        guchar *q = p + ((gsize) y * (gsize) w + (gsize) x) * 4;
+        gint    dx = x - w / 2, dy = y - h / 2;
+
+        s = s * 1103515245u + 12345u;
+        q[0] = (guchar) ((x * 255) / (w - 1));
+        q[1] = (guchar) ((y * 255) / (h - 1));
+        q[2] = (guchar) (dx * dx + dy * dy < (w * w) / 16 ? 200 : (s >> 16) & 0xff);
+        q[3] = (guchar) (((x + y) * 255) / (w + h - 2));
+      }
+  return p;
+}
+
+static GeglBuffer *
+buffer_from_rgba8 (const guchar *rgba, gint w, gint h, const gchar *format)
+{
+  GeglRectangle r = { 0, 0, w, h };
+  GeglBuffer   *b = gegl_buffer_new (&r, babl_format (format));
+
+  gegl_buffer_set (b, &r, 0, babl_format ("R'G'B'A u8"), rgba, GEGL_AUTO_ROWSTRIDE);
+  return b;
+}
+
+/* Runs the op on `in` with the given properties; returns the output. */
+static GeglBuffer *
+run_op (GeglBuffer *in, const gchar *first_property, ...)
+{
+  GeglNode   *g    = gegl_node_new ();
+  GeglBuffer *out  = NULL;
+  GeglNode   *src  = gegl_node_new_child (g, "operation", "gegl:buffer-source",
+                                          "buffer", in, NULL);
+  GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
+  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink",
+                                          "buffer", &out, NULL);
+  va_list     ap;
+
+  if (first_property)
+    {
+      va_start (ap, first_property);
+      gegl_node_set_valist (op, first_property, ap);
+      va_end (ap);
+    }
+  gegl_node_link_many (src, op, sink, NULL);
+  gegl_node_process (sink);
+  g_object_unref (g);
+  return out;
+}
+
+static gpointer
+get_pixels (GeglBuffer *b, const gchar *format)
+{
+  const GeglRectangle *r   = gegl_buffer_get_extent (b);
+  const Babl          *f   = babl_format (format);
+  gpointer             mem = g_malloc ((gsize) r->width * (gsize) r->height *
+                                       (gsize) babl_format_get_bytes_per_pixel (f));
+
+  gegl_buffer_get (b, r, 1.0, f, mem, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+  return mem;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void
+test_registered (void)
+{
+  CHECK (gegl_has_operation (OP), "%s is not registered (GEGL_PATH=%s)", OP, g_getenv ("GEGL_PATH"));
+  if (!gegl_has_operation (OP))
+    return;
+  CHECK (g_strcmp0 (gegl_operation_get_key (OP, "gimp:menu-path"), "<Image>/Filters/Distorts") == 0,
+         "gimp:menu-path is %s", gegl_operation_get_key (OP, "gimp:menu-path"));
+  CHECK (gegl_operation_get_key (OP, "title") != NULL, "no title");
+  CHECK (gegl_operation_get_key (OP, "categories") != NULL, "no categories");
+  CHECK (gegl_operation_get_key (OP, "description") != NULL, "no description");
+  CHECK (gegl_operation_get_key (OP, "reference-composition") != NULL, "no reference composition");
+  /* our own GTypes must not clash with gegl:dither's */
+  CHECK (g_type_from_name ("HalftoneAlgorithm") != 0, "enum type HalftoneAlgorithm missing");
+  CHECK (g_type_from_name ("HalftoneBackend") != 0, "enum type HalftoneBackend missing");
+  CHECK (gegl_has_operation ("gegl:dither"), "GEGL's own dither op is gone");
+}
+
+static gchar *
+reference_hash (gboolean *binary)
+{
+  const gchar  *xml  = gegl_operation_get_key (OP, "reference-composition");
+  GeglNode     *comp = gegl_node_new_from_xml (xml, "/");
+  GeglRectangle r;
+  guchar       *buf;
+  gchar        *hash;
+
+  r   = gegl_node_get_bounding_box (comp);
+  buf = g_malloc0 ((gsize) r.width * (gsize) r.height * 4);
+  /* exactly what GEGL's gegl-tester hashes */
+  gegl_node_blit (comp, 1.0, &r, babl_format ("R'G'B'A u8"), buf,
+                  GEGL_AUTO_ROWSTRIDE, GEGL_BLIT_DEFAULT);
+  hash = g_compute_checksum_for_data (G_CHECKSUM_MD5, buf, (gsize) r.width * (gsize) r.height * 4);
+  *binary = r.width > 0;
+  for (gsize i = 0; i < (gsize) r.width * (gsize) r.height * 4; i++)
+    if (buf[i] != 0 && buf[i] != 255)
+      *binary = FALSE;
+  g_free (buf);
+  g_object_unref (comp);
+  return hash;
+}
+
+static void
+test_reference_hash (void)
+{
+  gboolean binary;
+  gchar   *hash = reference_hash (&binary);
+
+  CHECK (binary, "reference composition output is not black and white");
+  CHECK (g_strcmp0 (hash, gegl_operation_get_key (OP, "reference-hash")) == 0,
+         "reference hash %s, the op says %s", hash, gegl_operation_get_key (OP, "reference-hash"));
+  g_free (hash);
+}
+
+static void
+test_enum_nicks (void)
+{
+  static const char *const algos[] = {
+    "floyd-steinberg", "jarvis-judice-ninke", "stucki", "burkes", "sierra-3",
+    "sierra-2", "sierra-lite", "atkinson", "custom",
+  };
+  GEnumClass *ec = g_type_class_ref (g_type_from_name ("HalftoneAlgorithm"));
+
+  CHECK (ec && ec->n_values == G_N_ELEMENTS (algos), "HalftoneAlgorithm has %u values",
+         ec ? ec->n_values : 0);
+  for (guint i = 0; ec && i < G_N_ELEMENTS (algos); i++)
+    {
+      GEnumValue *v = g_enum_get_value_by_nick (ec, algos[i]);
+
+      CHECK (v != NULL, "algorithm %s missing", algos[i]);
+      /* the built-in filters are the core's, in the core's order */
+      if (v && i < HT_FILTER_COUNT_BUILTIN)
+        CHECK (ht_filter_by_name (algos[i]) == ht_filter_builtin ((ht_filter_id) v->value),
+               "algorithm %s is not core filter %d", algos[i], v->value);
+    }
+  if (ec)
+    g_type_class_unref (ec);
+}
+
+static void
+test_properties (void)
+{
+  GeglNode   *g  = gegl_node_new ();
+  GeglNode   *op = gegl_node_new_child (g, "operation", OP, NULL);
+  gint        levels = 0, threads = -5, algorithm = -1, backend = -1, color = -1, space = -1;
+  gboolean    serp = TRUE;
+  gchar      *coef = NULL;
+
+  /* defaults */
+  gegl_node_get (op, "levels", &levels, "threads", &threads, "serpentine", &serp,
+                 "coefficients", &coef, "algorithm", &algorithm, NULL);
+  CHECK (levels == 2 && threads == 0 && !serp && algorithm == 0, "defaults: levels %d threads %d serp %d algo %d",
+         levels, threads, serp, algorithm);
+  CHECK (g_strcmp0 (coef, "- * 7; 3 5 1 / 16") == 0, "default coefficients %s", coef);
+  g_free (coef);
+
+  /* round trips of every property */
+  for (gint a = 0; a <= 8; a++)
+    {
+      gegl_node_set (op, "algorithm", a, NULL);
+      gegl_node_get (op, "algorithm", &algorithm, NULL);
+      CHECK (algorithm == a, "algorithm %d read back as %d", a, algorithm);
+    }
+  for (gint l = 2; l <= 256; l += 127)
+    {
+      gegl_node_set (op, "levels", l, NULL);
+      gegl_node_get (op, "levels", &levels, NULL);
+      CHECK (levels == l, "levels %d read back as %d", l, levels);
+    }
+  gegl_node_set (op, "threads", 1024, NULL);
+  gegl_node_get (op, "threads", &threads, NULL);
+  CHECK (threads == 1024, "threads 1024 read back as %d", threads);
+  gegl_node_set (op, "serpentine", TRUE, NULL);
+  gegl_node_get (op, "serpentine", &serp, NULL);
+  CHECK (serp, "serpentine did not stick");
+  gegl_node_set (op, "coefficients", "- - * 8 4; 2 4 8 4 2; 1 2 4 2 1 / 42", NULL);
+  gegl_node_get (op, "coefficients", &coef, NULL);
+  CHECK (g_strcmp0 (coef, "- - * 8 4; 2 4 8 4 2; 1 2 4 2 1 / 42") == 0, "coefficients read back as %s", coef);
+  g_free (coef);
+  for (gint v = 0; v <= 2; v++)
+    {
+      gegl_node_set (op, "backend", v, NULL);
+      gegl_node_get (op, "backend", &backend, NULL);
+      CHECK (backend == v, "backend %d read back as %d", v, backend);
+    }
+  for (gint v = 0; v <= 1; v++)
+    {
+      gegl_node_set (op, "color-mode", v, "space", v, NULL);
+      gegl_node_get (op, "color-mode", &color, "space", &space, NULL);
+      CHECK (color == v && space == v, "color-mode/space %d read back as %d/%d", v, color, space);
+    }
+
+  /* Out-of-range values are rejected by GObject (a warning, value kept). */
+  gegl_node_set (op, "levels", 5, "threads", 3, "algorithm", 2, NULL);
+  warnings = 0;
+  gegl_node_set (op, "levels", 1, NULL);
+  gegl_node_set (op, "levels", 257, NULL);
+  gegl_node_set (op, "threads", -1, NULL);
+  gegl_node_set (op, "algorithm", 42, NULL);
+  gegl_node_get (op, "levels", &levels, "threads", &threads, "algorithm", &algorithm, NULL);
+  CHECK (warnings == 4, "%d warnings for 4 invalid values", warnings);
+  CHECK (levels == 5 && threads == 3 && algorithm == 2, "invalid values changed the op: levels %d threads %d algo %d",
+         levels, threads, algorithm);
+
+  /* The method-specific property is only shown for its method. */
+  {
+    GParamSpec *ps = gegl_operation_find_property (OP, "coefficients");
+    CHECK (ps && g_strcmp0 (gegl_param_spec_get_property_key (ps, "visible"), "algorithm {custom}") == 0,
+           "coefficients not tied to algorithm custom");
+    ps = gegl_operation_find_property (OP, "levels");
+    CHECK (ps && G_PARAM_SPEC_INT (ps)->minimum == 2 && G_PARAM_SPEC_INT (ps)->maximum == 256,
+           "levels range");
+  }
+  g_object_unref (g);
+}
+
+/* Every pixel's colour samples must be halftone levels; alpha must be
+ * the input's. `a_in`/`a_out` in the same type as the output. */
+typedef struct
+{
+  const gchar *in_format;
+  const gchar *props_color; /* "luma" or "per-channel" */
+  gint         levels;
+  const gchar *space;
+  const gchar *want_out;    /* expected output format */
+} FormatCase;
+
+static void
+check_levels_and_alpha (const FormatCase *fc, GeglBuffer *in, GeglBuffer *out)
+{
+  const Babl *of     = gegl_buffer_get_format (out);
+  gint        n      = babl_format_get_n_components (of);
+  gboolean    alpha  = babl_format_has_alpha (of);
+  gint        colors = n - (alpha ? 1 : 0);
+  const gchar *cmp;
+  gfloat     *o, *i;
+  const GeglRectangle *r = gegl_buffer_get_extent (out);
+  gsize       npx = (gsize) r->width * (gsize) r->height;
+  gint        bad = 0, bad_alpha = 0, lm = fc->levels - 1;
+  const Babl *type = babl_format_get_type (of, 0);
+  gfloat      tol = type == babl_type ("u8") ? 0.51f / 255.0f
+                    : type == babl_type ("u16") ? 0.51f / 65535.0f : 1e-6f;
+
+  /* read both as float in the output's own model: exact for levels */
+  cmp = babl_get_name (babl_format_get_model (of));
+  {
+    gchar name[64];
+    g_snprintf (name, sizeof name, "%s float", cmp);
+    o = get_pixels (out, name);
+    i = babl_format_has_alpha (gegl_buffer_get_format (in)) ? get_pixels (in, name) : NULL;
+  }
+  for (gsize p = 0; p < npx; p++)
+    {
+      for (gint c = 0; c < colors; c++)
+        {
+          /* integer outputs store round(q * MAX / (levels - 1)) */
+          gfloat v = o[p * (gsize) n + (gsize) c];
+          gfloat q = rintf (v * (gfloat) lm);
+          if (fabsf (v - q / (gfloat) lm) > tol || q < 0 || q > lm)
+            bad++;
+        }
+      if (alpha && i && fabsf (o[p * (gsize) n + (gsize) colors] - i[p * (gsize) n + (gsize) colors]) > 1.0f / 255.0f)
+        bad_alpha++;
+    }
+  CHECK (bad == 0, "%s %s levels %d: %d samples are not levels", fc->in_format, fc->props_color, fc->levels, bad);
+  CHECK (bad_alpha == 0, "%s: %d alpha values changed", fc->in_format, bad_alpha);
+  g_free (o);
+  g_free (i);
+}
+
+static void
+test_formats (void)
+{
+  static const FormatCase cases[] = {
+    { "R'G'B'A u8", "luma", 2, "perceptual", "Y'A u8" },
+    { "R'G'B' u8", "luma", 2, "perceptual", "Y' u8" },
+    { "Y' u8", "luma", 2, "perceptual", "Y' u8" },
+    { "Y'A u8", "luma", 3, "perceptual", "Y'A u8" },
+    { "R'G'B'A u8", "per-channel", 2, "perceptual", "R'G'B'A u8" },
+    { "R'G'B' u8", "per-channel", 4, "perceptual", "R'G'B' u8" },
+    { "R'G'B'A u16", "luma", 2, "perceptual", "Y'A u16" },
+    { "Y' u16", "luma", 5, "perceptual", "Y' u16" },
+    { "RGBA float", "luma", 2, "perceptual", "Y'A float" },
+    { "Y float", "luma", 3, "perceptual", "Y' float" },
+    { "R'G'B'A float", "per-channel", 2, "linear", "RGBA float" },
+    { "R'G'B' u8", "luma", 2, "linear", "Y u8" },
+    { "R'aG'aB'aA float", "luma", 2, "perceptual", "Y'A float" },
+  };
+  const gint w = 67, h = 41;
+  guchar    *rgba = make_rgba8 (w, h);
+
+  for (gsize k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      const FormatCase *fc = &cases[k];
+      GeglBuffer *in  = buffer_from_rgba8 (rgba, w, h, fc->in_format);
+      GeglNode   *g   = gegl_node_new ();
+      GeglBuffer *out;
+      gint        color = strcmp (fc->props_color, "luma") == 0 ? 0 : 1;
+      gint        space = strcmp (fc->space, "perceptual") == 0 ? 0 : 1;
+
+      out = run_op (in, "color-mode", color, "levels", fc->levels, "space", space, NULL);
+      CHECK (out != NULL, "%s: no output", fc->in_format);
+      if (out)
+        {
+          const GeglRectangle *e = gegl_buffer_get_extent (out);
+          CHECK (e->width == w && e->height == h, "%s: output %dx%d", fc->in_format, e->width, e->height);
+          CHECK (gegl_buffer_get_format (out) == babl_format (fc->want_out),
+                 "%s: output format %s, want %s", fc->in_format,
+                 babl_get_name (gegl_buffer_get_format (out)), fc->want_out);
+          check_levels_and_alpha (fc, in, out);
+          g_object_unref (out);
+        }
+      g_object_unref (g);
+      g_object_unref (in);
+    }
+  g_free (rgba);
+}
+
+/* The op gives exactly what the core gives on the same 8-bit values. */
+static void
+test_equals_core (void)
+{
+  const gint w = 67, h = 41;
+  guchar    *rgba = make_rgba8 (w, h);
+  static const char *const algos[] = { "floyd-steinberg", "jarvis-judice-ninke", "stucki", "burkes",
+                                       "sierra-3", "sierra-2", "sierra-lite", "atkinson" };
+
+  for (gint a = 0; a < 8; a++)
+    for (gint color = 0; color <= 1; color++)
+      for (gint serp = 0; serp <= 1; serp++)
+        {
+          GeglBuffer *in  = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+          gint        levels = 2 + a % 3;
+          GeglBuffer *out = run_op (in, "algorithm", a, "color-mode", color, "serpentine", serp,
+                                    "levels", levels, "backend", 1 /* cpu */, NULL);
+          gint        nout = color ? 4 : 2;
+          guchar     *want = g_malloc0 ((gsize) w * (gsize) h * (gsize) nout);
+          guchar     *got;
+          ht_context *ctx = ht_context_new ();
+          ht_params   p;
+          ht_image    ii = { w, h, (size_t) w * 4, 4, HT_FORMAT_U8, rgba };
+          ht_image    oi = { w, h, (size_t) w * (size_t) nout, nout, HT_FORMAT_U8, want };
+          ht_status   s;
+
+          ht_params_init (&p);
+          p.filter = *ht_filter_by_name (algos[a]);
+          p.levels = levels;
+          p.color  = color ? HT_COLOR_PER_CHANNEL : HT_COLOR_LUMA;
+          p.scan   = serp ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
+          p.alpha  = true;
+          ht_context_set_backend (ctx, HT_BACKEND_CPU);
+          s = ht_run (ctx, &ii, &oi, &p);
+          CHECK (s == HT_OK, "core: %s", ht_context_message (ctx));
+          got = get_pixels (out, color ? "R'G'B'A u8" : "Y'A u8");
+          CHECK (memcmp (got, want, (gsize) w * (gsize) h * (gsize) nout) == 0,
+                 "op differs from the core: %s color %d serpentine %d levels %d", algos[a], color, serp, levels);
+          g_free (got);
+          g_free (want);
+          ht_context_free (ctx);
+          g_object_unref (out);
+          g_object_unref (in);
+        }
+  g_free (rgba);
+}
+
+/* A custom string equal to a built-in filter gives the same image; a bad
+ * one warns and passes the input through untouched. */
+static void
+test_custom (void)
+{
+  const gint w = 67, h = 41;
+  guchar    *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+  GeglBuffer *fs = run_op (in, "algorithm", 0, NULL);
+  GeglBuffer *cu = run_op (in, "algorithm", 8, "coefficients", "- * 7; 3 5 1 / 16", NULL);
+  GeglBuffer *st = run_op (in, "algorithm", 2, NULL);
+  GeglBuffer *bad;
+  guchar     *a = get_pixels (fs, "Y'A u8"), *b = get_pixels (cu, "Y'A u8"), *c = get_pixels (st, "Y'A u8");
+
+  CHECK (memcmp (a, b, (gsize) w * (gsize) h * 2) == 0, "custom FS string differs from floyd-steinberg");
+  CHECK (memcmp (a, c, (gsize) w * (gsize) h * 2) != 0, "stucki equals floyd-steinberg");
+  g_free (a); g_free (b); g_free (c);
+
+  warnings = 0;
+  bad = run_op (in, "algorithm", 8, "coefficients", "- * 7; 3 x 1", NULL);
+  CHECK (warnings >= 1 && strstr (last_warning->str, "coefficients") != NULL,
+         "no warning naming the coefficients (%d warnings, last: %s)", warnings, last_warning->str);
+  a = get_pixels (bad, "R'G'B'A u8");
+  CHECK (memcmp (a, rgba, (gsize) w * (gsize) h * 4) == 0, "bad coefficients did not pass the input through");
+  g_free (a);
+  g_object_unref (bad);
+  g_object_unref (fs); g_object_unref (cu); g_object_unref (st);
+  g_object_unref (in);
+  g_free (rgba);
+}
+
+/* Asking for a small part of the output gives that part of the whole
+ * result (error diffusion is global; a crop must not restart it). */
+static void
+test_partial_request (void)
+{
+  const gint    w = 200, h = 150;
+  guchar       *rgba = make_rgba8 (w, h);
+  GeglBuffer   *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+  GeglBuffer   *full = run_op (in, NULL);
+  guchar       *all = get_pixels (full, "Y'A u8");
+  GeglNode     *g = gegl_node_new ();
+  GeglNode     *src = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+  GeglNode     *op = gegl_node_new_child (g, "operation", OP, NULL);
+  GeglRectangle roi = { 120, 90, 37, 23 };
+  guchar       *part = g_malloc ((gsize) roi.width * (gsize) roi.height * 2);
+  gint          diff = 0;
+
+  gegl_node_link (src, op);
+  gegl_node_blit (op, 1.0, &roi, babl_format ("Y'A u8"), part, GEGL_AUTO_ROWSTRIDE, GEGL_BLIT_DEFAULT);
+  for (gint y = 0; y < roi.height; y++)
+    diff += memcmp (part + (gsize) y * (gsize) roi.width * 2,
+                    all + ((gsize) (y + roi.y) * (gsize) w + (gsize) roi.x) * 2,
+                    (gsize) roi.width * 2) != 0;
+  CHECK (diff == 0, "%d rows of a partial request differ from the full result", diff);
+  g_free (part); g_free (all); g_free (rgba);
+  g_object_unref (g); g_object_unref (full); g_object_unref (in);
+}
+
+/* The op reports progress while it runs, ending at 1. */
+static void
+on_progress (GeglNode *node, gdouble fraction, gpointer user)
+{
+  gdouble *last = user;
+  (void) node;
+  *last = fraction;
+}
+
+static void
+test_progress (void)
+{
+  const gint  w = 300, h = 200;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+  GeglNode   *g = gegl_node_new ();
+  GeglBuffer *out = NULL;
+  GeglNode   *src = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+  GeglNode   *op = gegl_node_new_child (g, "operation", OP, NULL);
+  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink", "buffer", &out, NULL);
+  gdouble     last = -1.0;
+
+  g_signal_connect (op, "progress", G_CALLBACK (on_progress), &last);
+  gegl_node_link_many (src, op, sink, NULL);
+  gegl_node_process (sink);
+  CHECK (last == 1.0, "last progress %g", last);
+  g_object_unref (out); g_object_unref (g); g_object_unref (in); g_free (rgba);
+}
+
+int
+main (int argc, char **argv)
+{
+  last_warning = g_string_new ("");
+  /* The op is GPL-3.0-or-later; GEGL only lists such ops to programs
+   * that accept the GPL3 (gegl itself and GIMP do). */
+  g_object_set (gegl_config (), "application-license", "GPL3", NULL);
+  gegl_init (&argc, &argv);
+  g_log_set_default_handler (log_handler, NULL);
+
+  if (argc > 1 && strcmp (argv[1], "--print-reference-hash") == 0)
+    {
+      gboolean binary;
+      gchar   *hash = reference_hash (&binary);
+      printf ("%s%s\n", hash, binary ? "" : " (NOT binary!)");
+      g_free (hash);
+      gegl_exit ();
+      return 0;
+    }
+
+  test_registered ();
+  if (gegl_has_operation (OP))
+    {
+      test_reference_hash ();
+      test_enum_nicks ();
+      test_properties ();
+      test_formats ();
+      test_equals_core ();
+      test_custom ();
+      test_partial_request ();
+      test_progress ();
+    }
+  printf ("%d checks, %d failed\n", checks, failures);
+  g_string_free (last_warning, TRUE);
+  gegl_exit ();
+  return failures ? 1 : 0;
+}

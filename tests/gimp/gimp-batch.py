@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""GIMP 2.10 batch test of the plug-in plug-in-halftone-dither.
+
+Usage: gimp-batch.py PLUGIN_BUILD_DIR GEGL_PATH PHOTO RGBA_PNG WORKDIR
+
+Runs gimp-console-2.10 -i -b with a private GIMP2_DIRECTORY whose gimprc
+puts the plug-in's build folder on the plug-in path, calls the plug-in
+non-interactively, exports PNGs and checks them against the `gegl`
+command line running the same operation (itself checked against the core
+by the gegl suite). Exit 77 when gimp-console-2.10 or gegl is missing.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gegl'))
+from importlib import import_module  # noqa: E402
+
+png = import_module('gegl-vs-cli')  # the stdlib PNG reader
+
+GIMP = 'gimp-console-2.10'
+
+
+def scheme_str(s):
+    return '"' + s.replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+
+def main():
+    if len(sys.argv) != 6:
+        print(__doc__)
+        return 2
+    plugdir, gegl_path, photo, rgba, work = sys.argv[1:]
+    gimp, gegl = shutil.which(GIMP), shutil.which('gegl')
+    if not gimp or not gegl:
+        print(f'SKIP: needs {GIMP} and gegl')
+        return 77
+    work = os.path.abspath(work)
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    home = os.path.join(work, 'gimp2')
+    for d in ('brushes', 'gradients', 'patterns', 'palettes', 'fonts', 'plug-ins', 'scripts',
+              'tool-presets', 'dynamics', 'mypaint-brushes', 'themes', 'templates'):
+        os.makedirs(os.path.join(home, d), exist_ok=True)
+    system_plugins = subprocess.run(['pkg-config', '--variable=gimplibdir', 'gimp-2.0'],
+                                    capture_output=True, text=True).stdout.strip() or '/usr/lib/gimp/2.0'
+    with open(os.path.join(home, 'gimprc'), 'w') as f:
+        f.write(f'(plug-in-path "{system_plugins}/plug-ins:{os.path.abspath(plugdir)}")\n')
+
+    photo, rgba = os.path.abspath(photo), os.path.abspath(rgba)
+    out = lambda name: os.path.join(work, name)  # noqa: E731
+
+    # (name, input, args after drawable or None for "last values", selection)
+    runs = [
+        ('jjn', photo, '1 "" 2 0 0 0 1 0', None),
+        ('perchan', photo, '6 "" 3 1 0 0 1 2', None),
+        ('custom', photo, '8 "- - * 7 5; 3 5 7 5 3; 1 3 5 3 1 / 48" 2 0 0 1 1 0', None),
+        ('rgba', rgba, '0 "" 2 0 0 0 1 0', None),
+        ('badcoef', photo, '8 "- * 7; 3 x" 2 0 0 0 1 0', None),
+        ('badlevels', photo, '0 "" 1 0 0 0 1 0', None),
+        ('select', photo, '0 "" 2 0 0 0 1 0', (100, 50, 200, 120)),
+        ('lastvals', photo, None, None),
+    ]
+    script = []
+    for name, src, args, sel in runs:
+        call = (f'(plug-in-halftone-dither RUN-NONINTERACTIVE image drawable {args})' if args
+                else '(plug-in-halftone-dither RUN-WITH-LAST-VALS image drawable 0 "" 2 0 0 0 0 0)')
+        select = (f'(gimp-image-select-rectangle image CHANNEL-OP-REPLACE {sel[0]} {sel[1]} {sel[2]} {sel[3]})'
+                  if sel else '')
+        script.append(
+            f'(let* ((image (car (gimp-file-load RUN-NONINTERACTIVE {scheme_str(src)} {scheme_str(src)})))'
+            f' (drawable (car (gimp-image-get-active-drawable image))))'
+            f' {select}'
+            f' (catch (gimp-message "{name}: the plug-in refused") {call})'
+            f' (gimp-selection-none image)'
+            f' (gimp-file-save RUN-NONINTERACTIVE image drawable {scheme_str(out(name + ".png"))} "x.png")'
+            f' (gimp-image-delete image))')
+    env = dict(os.environ, GIMP2_DIRECTORY=home, GEGL_PATH=gegl_path)
+    cmd = [gimp, '-i', '-d', '-f']
+    for s in script:
+        cmd += ['-b', s]
+    cmd += ['-b', '(gimp-quit 0)']
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=500)
+    log = r.stdout + r.stderr
+    print(log[-3000:])
+
+    def gegl_ref(name, src, props):
+        path = out(f'ref-{name}.png')
+        rr = subprocess.run([gegl, src, '-o', path, '--', 'halftone:dither'] + props,
+                            capture_output=True, text=True, env=env)
+        if rr.returncode != 0:
+            raise RuntimeError(f'gegl failed: {rr.stderr}')
+        return png.read_png(path)
+
+    def as_gray16(img):
+        """(w, h, gray 0..65535 per pixel, alpha or None); checks R=G=B."""
+        w, h, ch, mx, s = img
+        colors = ch - (1 if ch in (2, 4) else 0)
+        gray, alpha, mixed = [], [] if ch in (2, 4) else None, 0
+        for i in range(w * h):
+            px = s[i * ch:(i + 1) * ch]
+            if colors == 3 and not (px[0] == px[1] == px[2]):
+                mixed += 1
+            gray.append(px[0] * 65535 // mx)
+            if alpha is not None:
+                alpha.append(px[-1] * 65535 // mx)
+        return w, h, gray, alpha, mixed
+
+    failed = 0
+
+    def check(ok, msg):
+        nonlocal failed
+        print(('ok   ' if ok else 'FAIL ') + msg)
+        if not ok:
+            failed += 1
+
+    for name in ('jjn', 'perchan', 'custom', 'rgba', 'badcoef', 'badlevels', 'select', 'lastvals'):
+        check(os.path.exists(out(name + '.png')), f'{name}: GIMP exported a result')
+    if failed:
+        return 1
+
+    original = png.read_png(photo)
+    # luma, Jarvis-Judice-Ninke
+    g = as_gray16(png.read_png(out('jjn.png')))
+    ref = as_gray16(gegl_ref('jjn', photo, ['algorithm=jarvis-judice-ninke']))
+    check(g[4] == 0, 'jjn: gray result in an RGB layer (R = G = B)')
+    check(g[2] == ref[2], 'jjn: GIMP result equals the gegl command line, pixel for pixel')
+    check(set(g[2]) == {0, 65535}, 'jjn: black and white only')
+
+    # per channel, 3 levels, Sierra Lite, 2 threads
+    a = png.read_png(out('perchan.png'))
+    b = gegl_ref('perchan', photo, ['algorithm=sierra-lite', 'levels=3', 'color-mode=per-channel'])
+    na = [v * 65535 // a[3] for v in a[4]]
+    nb = [v * 65535 // b[3] for v in b[4]]
+    check(a[:3] == b[:3] and na == nb, 'perchan: per-channel result equals the gegl command line')
+
+    # custom coefficients with serpentine scan
+    g = as_gray16(png.read_png(out('custom.png')))
+    ref = as_gray16(gegl_ref('custom', photo, ['algorithm=custom', 'serpentine=true',
+                                              'coefficients=- - * 7 5; 3 5 7 5 3; 1 3 5 3 1 / 48']))
+    check(g[2] == ref[2], 'custom: custom filter + serpentine equals the gegl command line')
+
+    # RGBA: alpha kept
+    g = as_gray16(png.read_png(out('rgba.png')))
+    src = as_gray16(png.read_png(rgba))
+    ref = as_gray16(gegl_ref('rgba', rgba, []))
+    check(g[3] is not None and g[3] == src[3], 'rgba: alpha channel kept unchanged')
+    # GIMP's PNG export drops the colour of fully transparent pixels.
+    visible = [i for i, al in enumerate(src[3]) if al > 0]
+    check(len(visible) > 0 and all(g[2][i] == ref[2][i] for i in visible),
+          'rgba: result equals the gegl command line where alpha > 0')
+
+    # refused calls leave the drawable untouched
+    for name in ('badcoef', 'badlevels'):
+        check(png.read_png(out(name + '.png'))[4] == original[4], f'{name}: drawable untouched')
+    check('badcoef: the plug-in refused' in log, 'badcoef: the call failed')
+    check('badlevels: the plug-in refused' in log, 'badlevels: the call failed')
+
+    # selection: outside untouched, inside halftoned
+    w, h, ch, mx, s = png.read_png(out('select.png'))
+    x0, y0, sw, sh = 100, 50, 200, 120
+    outside_same = inside_bw = True
+    for y in range(h):
+        for x in range(w):
+            i = (y * w + x) * ch
+            inside = x0 <= x < x0 + sw and y0 <= y < y0 + sh
+            if inside:
+                inside_bw &= s[i] in (0, mx) and s[i] == s[i + 1] == s[i + 2]
+            else:
+                outside_same &= s[i:i + ch] == original[4][i:i + ch]
+    check(outside_same, 'select: pixels outside the selection untouched')
+    check(inside_bw, 'select: pixels inside the selection halftoned')
+
+    # last values without stored values: the defaults (Floyd-Steinberg)
+    g = as_gray16(png.read_png(out('lastvals.png')))
+    ref = as_gray16(gegl_ref('default', photo, []))
+    check(g[2] == ref[2], 'lastvals: defaults used (equals gegl with default properties)')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
