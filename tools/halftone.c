@@ -31,6 +31,7 @@ static const char usage_text[] =
   "same pixels; they differ only in speed.\n"
   "\n"
   "INPUT   PGM or PPM (P5/P6 8- or 16-bit, P2/P3 plain, any maxval), PBM (P4),\n"
+  "        PAM (P7: gray, RGB, with or without alpha),\n"
   "        or PNG (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bit).\n"
   "OUTPUT  the extension picks the format:\n"
   "          .pbm  packed 1-bit (2 levels, one plane)\n"

@@ -206,6 +206,65 @@ static uint16_t scale16(uint32_t s, uint32_t maxval)
   return (uint16_t)(((uint64_t)s * 65535u + maxval / 2) / maxval);
 }
 
+/* PAM (P7) header: "KEY value" lines up to ENDHDR. Fills the size,
+ * depth (channels), maxval and whether the last channel is alpha. */
+static bool pam_header(cursor *c, uint64_t *w, uint64_t *h, uint64_t *maxval, int *channels, bool *alpha,
+                       char *err, size_t n)
+{
+  uint64_t depth = 0;
+  bool have_w = false, have_h = false, have_m = false;
+  char tupltype[64] = "";
+  for (;;) {
+    skip_space(c);
+    size_t at = c->pos;
+    if (at >= c->len)
+      return fail(err, n, "truncated header: the PAM header has no ENDHDR");
+    size_t k = at;
+    while (k < c->len && !is_space(c->p[k]))
+      k++;
+    size_t kl = k - at;
+    const char *key = (const char *)c->p + at;
+    c->pos = k;
+    if (kl == 6 && memcmp(key, "ENDHDR", 6) == 0) {
+      if (c->pos >= c->len || c->p[c->pos] != '\n')
+        return fail(err, n, "bad header: no newline after ENDHDR at byte %zu", at + 1);
+      c->pos++;
+      break;
+    }
+    if (kl == 8 && memcmp(key, "TUPLTYPE", 8) == 0) {
+      while (c->pos < c->len && (c->p[c->pos] == ' ' || c->p[c->pos] == '\t'))
+        c->pos++;
+      size_t v = c->pos;
+      while (c->pos < c->len && c->p[c->pos] != '\n')
+        c->pos++;
+      snprintf(tupltype, sizeof tupltype, "%.*s", (int)(c->pos - v), (const char *)c->p + v);
+      continue;
+    }
+    bool ok;
+    if (kl == 5 && memcmp(key, "WIDTH", 5) == 0)
+      ok = have_w = read_header_number(c, "width", 1, (uint64_t)HTI_MAX_SIDE, w, err, n);
+    else if (kl == 6 && memcmp(key, "HEIGHT", 6) == 0)
+      ok = have_h = read_header_number(c, "height", 1, (uint64_t)HTI_MAX_SIDE, h, err, n);
+    else if (kl == 5 && memcmp(key, "DEPTH", 5) == 0)
+      ok = read_header_number(c, "depth", 1, 4, &depth, err, n);
+    else if (kl == 6 && memcmp(key, "MAXVAL", 6) == 0)
+      ok = have_m = read_header_number(c, "maxval", 1, 65535, maxval, err, n);
+    else
+      return fail(err, n, "bad header: unknown PAM header line at byte %zu", at + 1);
+    if (!ok)
+      return false;
+  }
+  if (!have_w || !have_h || !have_m || depth == 0)
+    return fail(err, n, "bad header: the PAM header lacks WIDTH, HEIGHT, DEPTH or MAXVAL");
+  size_t tl = strlen(tupltype);
+  *alpha = tl > 6 && strcmp(tupltype + tl - 6, "_ALPHA") == 0;
+  *channels = (int)depth;
+  if ((depth == 2 || depth == 4) != *alpha)
+    return fail(err, n, "PAM with depth %d and tuple type '%s' is not gray, gray+alpha, RGB or RGBA",
+                (int)depth, tupltype);
+  return true;
+}
+
 static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n)
 {
   cursor c = { data, len, 2 };
@@ -217,12 +276,16 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
     return fail(err, n, "plain (ASCII) PBM, P1, is not supported; it is already black and white");
 
   uint64_t w, h, maxval = 1;
-  if (!read_header_number(&c, "width", 1, (uint64_t)HTI_MAX_SIDE, &w, err, n) ||
+  bool alpha = false;
+  if (kind == '7') {
+    if (!pam_header(&c, &w, &h, &maxval, &channels, &alpha, err, n))
+      return false;
+  } else if (!read_header_number(&c, "width", 1, (uint64_t)HTI_MAX_SIDE, &w, err, n) ||
       !read_header_number(&c, "height", 1, (uint64_t)HTI_MAX_SIDE, &h, err, n))
     return false;
-  if (!bits && !read_header_number(&c, "maxval", 1, 65535, &maxval, err, n))
+  if (kind != '7' && !bits && !read_header_number(&c, "maxval", 1, 65535, &maxval, err, n))
     return false;
-  if (!ascii) {
+  if (!ascii && kind != '7') {
     /* exactly one white-space byte separates the header from the data */
     if (c.pos >= len || !is_space(data[c.pos]))
       return fail(err, n, "bad header: no white space after the %s at byte %zu",
@@ -232,7 +295,7 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
   img->width = (int64_t)w;
   img->height = (int64_t)h;
   img->channels = channels;
-  img->has_alpha = false;
+  img->has_alpha = alpha;
 
   size_t samples, row_samples = (size_t)w * (size_t)channels;
   if (!mul_size(row_samples, (size_t)h, &samples))
@@ -293,21 +356,22 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
     return true;
   }
 
-  /* P5/P6 */
+  /* P5/P6/P7 */
+  const char *name = kind == '7' ? "PAM" : channels == 3 ? "PPM" : "PGM";
   bool two = maxval > 255;
   size_t need;
   if (!mul_size(samples, two ? 2 : 1, &need))
     return fail(err, n, "image is too large");
   if (len - c.pos < need)
     return fail(err, n, "truncated: %llux%llu %s needs %zu bytes of pixel data, the file has %zu",
-                (unsigned long long)w, (unsigned long long)h, channels == 3 ? "PPM" : "PGM", need,
+                (unsigned long long)w, (unsigned long long)h, name, need,
                 len - c.pos);
   const uint8_t *src = data + c.pos;
   if (maxval == 255) { /* the fast path: use the file's bytes in place */
     img->pixels = src;
     img->depth = 8;
     img->stride = row_samples;
-    img->format = channels == 3 ? "PPM (P6, 8-bit)" : "PGM (P5, 8-bit)";
+    img->format = kind == '7' ? "PAM (P7, 8-bit)" : channels == 3 ? "PPM (P6, 8-bit)" : "PGM (P5, 8-bit)";
     return true;
   }
   uint16_t *out = malloc(samples * 2);
@@ -328,8 +392,9 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
   img->pixels = (const uint8_t *)out;
   img->depth = 16;
   img->stride = row_samples * 2;
-  img->format = two ? (channels == 3 ? "PPM (P6, 16-bit)" : "PGM (P5, 16-bit)")
-                    : (channels == 3 ? "PPM (P6, maxval < 255)" : "PGM (P5, maxval < 255)");
+  img->format = kind == '7' ? (two ? "PAM (P7, 16-bit)" : "PAM (P7, maxval < 255)")
+                : two ? (channels == 3 ? "PPM (P6, 16-bit)" : "PGM (P5, 16-bit)")
+                      : (channels == 3 ? "PPM (P6, maxval < 255)" : "PGM (P5, maxval < 255)");
   return true;
 }
 
@@ -453,7 +518,7 @@ bool hti_read(const char *path, hti_image *img, char *err, size_t n)
     return false;
   bool ok;
   static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
-  if (len >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6') {
+  if (len >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '7') {
     ok = decode_pnm(data, len, img, err, n);
   } else if (len >= 8 && memcmp(data, png_sig, 8) == 0) {
 #if HT_HAVE_PNG
@@ -461,10 +526,8 @@ bool hti_read(const char *path, hti_image *img, char *err, size_t n)
 #else
     ok = fail(err, n, "is a PNG file, and this build has no PNG support (libpng was not found)");
 #endif
-  } else if (len >= 2 && data[0] == 'P' && data[1] == '7') {
-    ok = fail(err, n, "PAM (P7) files are not supported; use PGM, PPM or PNG");
   } else {
-    ok = fail(err, n, "not a PGM, PPM, PBM or PNG file (unknown signature)");
+    ok = fail(err, n, "not a PGM, PPM, PBM, PAM or PNG file (unknown signature)");
   }
   if (ok && img->map && img->pixels != NULL &&
       !(img->pixels >= (const uint8_t *)img->map && img->pixels < (const uint8_t *)img->map + img->map_len)) {

@@ -1,4 +1,4 @@
-/* Image files for the halftone tools: PGM/PPM/PBM (netpbm) and PNG.
+/* Image files for the halftone tools: PGM/PPM/PBM/PAM (netpbm) and PNG.
  *
  * Reading maps the file and, where the file's samples already are what
  * libhalftone takes (8-bit PGM/PPM with maxval 255), points straight into

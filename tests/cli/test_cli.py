@@ -252,7 +252,7 @@ def case_errors_input(env):
     crop = open(env.crop, "rb").read()
     bad = {
         "empty.pgm": (b"", r"empty file"),
-        "garbage.pgm": (b"this is not an image\n" * 10, r"not a PGM, PPM, PBM or PNG"),
+        "garbage.pgm": (b"this is not an image\n" * 10, r"not a PGM, PPM, PBM, PAM or PNG"),
         "trunc.pgm": (crop[:1000], r"truncated: 257x193 PGM needs 49601 bytes.*has 985"),
         "trunc-header.pgm": (b"P5\n257 ", r"truncated header.*height"),
         "zero-width.pgm": (b"P5\n0 10\n255\n", r"bad header: the width at byte 4 must be 1\.\."),
@@ -263,7 +263,9 @@ def case_errors_input(env):
         "plain-bad.pgm": (b"P2\n2 2\n255\n1 2 3 x\n", r"bad sample at byte 18 \(pixel 1, 1\)"),
         "plain-short.pgm": (b"P2\n2 2\n255\n1 2 3\n", r"truncated: 4 samples expected.*after 3"),
         "huge.pgm": (b"P5\n99999999 2\n255\n", r"bad header: the width at byte 4 must be 1\.\.16777216"),
-        "pam.pgm": (b"P7\nWIDTH 2\n", r"PAM \(P7\) files are not supported"),
+        "pam.pgm": (b"P7\nWIDTH 2\n", r"truncated header: the PAM header has no ENDHDR"),
+        "pam-depth.pam": (b"P7\nWIDTH 2\nHEIGHT 1\nDEPTH 2\nMAXVAL 255\nTUPLTYPE GRAYSCALE\nENDHDR\n\0\0\0\0",
+                          r"PAM with depth 2 and tuple type 'GRAYSCALE'"),
     }
     for name, (content, pattern) in bad.items():
         p = env.path(name)
