@@ -326,7 +326,9 @@ def header_lines(bench, command):
 def table_v(bench, sizes, rows):
     """rows: list of (label, variant, threads, {size: ms})."""
     px = {s: s * s for s in sizes}
-    lines = ["| variant | threads | " + " | ".join("%s² ms (ns/px) · paper ms" % size_label(s) for s in sizes) + " |",
+    with_paper = any(r[1] in PAPER and r[2] == 1 for r in rows)
+    lines = ["| variant | threads | " + " | ".join("%s² ms (ns/px)%s" % (size_label(s), " · paper ms" if with_paper else "")
+                                               for s in sizes) + " |",
              "|---|---|" + "---|" * len(sizes)]
     for label, variant, threads, ms in rows:
         cells = []
