@@ -378,6 +378,8 @@ def main():
 
     try:
         lines = header_lines(bench, command)
+        if args.quick:
+            lines += ["*Quick run (`--quick`: few repetitions): indicative only.*", ""]
         if args.cpu_scaling:
             section = "cpu-scaling"
             rows = []
@@ -417,7 +419,7 @@ def main():
                              (best * 1e6 / (big * big), who))
             wf = {r[2]: r[3].get(big) for r in rows if r[1] == "wavefront"}
             if wf.get(1) and wf.get(2):
-                lines.append("- wavefront 2 threads vs 1: %.2f× faster; target ≥ 1.7×" % (wf[1] / wf[2]))
+                lines.append("- wavefront, 2 threads against 1: speed-up %.2f×; target ≥ 1.7×" % (wf[1] / wf[2]))
 
             if not args.no_tools:
                 log("other tools (whole process):")
@@ -451,9 +453,10 @@ def main():
                     others = [(res[(n, s)]["s"], n) for n, _, _ in tools[1:] if "s" in res.get((n, s), {})]
                     if "s" in ours and others:
                         t, n = min(others)
-                        lines.append("%s- %s²: ours %.3f s, fastest other %s %.3f s: %.1f× faster%s" % (
-                            "\n" if s == sizes[0] else "", size_label(s), ours["s"], n, t, t / ours["s"],
-                            "; target ≥ 5× at 4K²" if s == 4096 else ""))
+                        r = t / ours["s"]
+                        lines.append("%s- %s²: ours %.3f s, fastest other %s %.3f s: ours %.1f× %s%s" % (
+                            "\n" if s == sizes[0] else "", size_label(s), ours["s"], n, t, r if r >= 1 else 1 / r,
+                            "faster" if r >= 1 else "slower", "; target ≥ 5× faster at 4K²" if s == 4096 else ""))
 
             # memory of our CLI on the largest image
             img = bench.image(big)
