@@ -5,9 +5,9 @@ Needs Pillow (Debian: python3-pil); the tests themselves do not. The
 outputs are committed, so this only runs when a fixture has to change.
 
   photo-crop.pgm      257x193 P5 8-bit crop of the coffee photo, Rec. 709
-                      luma of the stored sRGB values (what `halftone
-                      --color luma` computes); read by tests/core and
-                      tests/cli. Odd sizes on purpose: not a multiple of
+                      luma of the stored sRGB values (the weights `halftone
+                      --color luma` uses, rounded here in 8-bit units);
+                      read by tests/core and tests/cli. Odd sizes on purpose: not a multiple of
                       8 (PBM padding) nor of any tile size.
   tiny.ppm            61x47 P6 8-bit colour crop
   tiny-rgba.png       61x47 RGBA 8-bit crop with an alpha ramp
@@ -22,8 +22,8 @@ OUT = os.path.join(HERE, "fixtures")
 
 
 def luma709(rgb):
-    # Integer Rec. 709 weights, rounded half up: same formula as the CLI
-    # applies to 8-bit colour input (stored values, no linearisation).
+    # Integer Rec. 709 weights on the stored values (no linearisation),
+    # rounded half up; the library's weights are the same in 1/65536.
     r, g, b = rgb
     return (2126 * r + 7152 * g + 722 * b + 5000) // 10000
 

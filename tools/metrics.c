@@ -39,11 +39,14 @@ int main(int argc, char **argv)
             (long long)a.height, argv[2], (long long)r.width, (long long)r.height);
     goto done;
   }
-  ga = hti_gray8(&a, -1);
-  gr = hti_gray8(&r, -1);
+  /* 8-bit gray (and PBM, decoded to 8-bit) is used in place. */
+  bool a8 = a.depth == 8 && a.channels == 1, r8 = r.depth == 8 && r.channels == 1;
+  ga = a8 ? NULL : hti_gray8(&a, -1);
+  gr = r8 ? NULL : hti_gray8(&r, -1);
+  const uint8_t *pa = a8 ? a.pixels : ga, *pr = r8 ? r.pixels : gr;
+  size_t sa = a8 ? a.stride : (size_t)a.width, sr = r8 ? r.stride : (size_t)r.width;
   ht_metrics m;
-  ht_status s = ga && gr ? ht_compute_metrics(ga, (size_t)a.width, gr, (size_t)r.width, a.width, a.height, &m)
-                         : HT_ERR_NO_MEMORY;
+  ht_status s = pa && pr ? ht_compute_metrics(pa, sa, pr, sr, a.width, a.height, &m) : HT_ERR_NO_MEMORY;
   if (s != HT_OK) {
     fprintf(stderr, "ht-metrics: %s\n", ht_status_string(s));
     goto done;

@@ -558,6 +558,30 @@ def case_golden(env):
                 check(digest(o) == want[name], "%s: variant %s, %s threads differs from ed" % (name, variant, threads))
 
 
+def case_mkimage(env):
+    """ht-mkimage (the benchmark's image maker): right size, a flat image
+    stays flat, and the photo's tone survives the resize."""
+    mk = os.path.join(os.path.dirname(env.halftone), "ht-mkimage")
+    if not os.access(mk, os.X_OK):
+        raise Skip("ht-mkimage not built")
+    write_pnm(env.path("flat.pgm"), "P5", 30, 20, 255, [77] * 600)
+    rc, _, err = env.run(env.path("flat.pgm"), 45, env.path("flat45.pgm"), tool=mk)
+    check(rc == 0, "ht-mkimage failed: %r" % err)
+    k, w, h, mv, px = read_pnm(env.path("flat45.pgm"))
+    check((k, w, h, mv) == ("P5", 45, 45, 255) and set(px) == {77}, "flat image not kept flat at 45x45")
+    rc, _, err = env.run(env.crop, 100, env.path("small.pgm"), tool=mk)
+    check(rc == 0, "ht-mkimage failed: %r" % err)
+    _, w, h, _, px = read_pnm(env.path("small.pgm"))
+    src = read_pnm(env.crop)
+    side = min(src[1], src[2])
+    x0, y0 = (src[1] - side) // 2, (src[2] - side) // 2
+    centre = [src[4][(y0 + y) * src[1] + x0 + x] for y in range(side) for x in range(side)]
+    check((w, h) == (100, 100), "size %dx%d" % (w, h))
+    check(abs(sum(px) / len(px) - sum(centre) / len(centre)) < 1.5, "resize changed the mean tone")
+    rc, _, err = env.run(env.crop, "0", env.path("zero.pgm"), tool=mk)
+    check(rc == 2 and "SIZE" in err and not os.path.exists(env.path("zero.pgm")), "size 0: %d %r" % (rc, err))
+
+
 CASES = {
     "errors-usage": case_errors_usage,
     "errors-input": case_errors_input,
@@ -571,6 +595,7 @@ CASES = {
     "bench": case_bench,
     "help": case_help,
     "golden": case_golden,
+    "mkimage": case_mkimage,
 }
 
 
