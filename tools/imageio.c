@@ -35,14 +35,6 @@ static bool fail(char *err, size_t n, const char *fmt, ...)
   return false;
 }
 
-static bool host_is_little_endian(void)
-{
-  const uint16_t one = 1;
-  uint8_t first;
-  memcpy(&first, &one, 1);
-  return first == 1;
-}
-
 /* a * b (+ c) in size_t, false on overflow. */
 static bool mul_size(size_t a, size_t b, size_t *r)
 {
@@ -403,6 +395,14 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
 bool hti_have_png(void) { return HT_HAVE_PNG; }
 
 #if HT_HAVE_PNG
+static bool host_is_little_endian(void)
+{
+  const uint16_t one = 1;
+  uint8_t first;
+  memcpy(&first, &one, 1);
+  return first == 1;
+}
+
 typedef struct {
   jmp_buf jmp;
   char *err;
