@@ -155,6 +155,17 @@ __device__ __forceinline__ int32_t ht_paper_quantize(int32_t v, int levels)
 }
 #endif
 
+/* The value of level q: two levels come from registers (lvl0, lvl1 are
+ * ht_fx_level(0, 2) and ht_fx_level(1, 2), computed on the host), more
+ * from the table; this sits on the serial path of every pixel. */
+#ifdef __CUDACC__
+__device__ __forceinline__ int32_t ht_paper_level(int32_t q, int levels, int32_t lvl0, int32_t lvl1,
+                                                  const int32_t *lvl)
+{
+  return levels == 2 ? (q ? lvl1 : lvl0) : lvl[q];
+}
+#endif
+
 /* Scratch buffers taken with cudaMallocAsync on the caller's stream, so
  * that repeated runs reuse the stream-ordered pool; all are freed by
  * ht_paper_scratch_end whatever happened before. */

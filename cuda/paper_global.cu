@@ -27,6 +27,7 @@ typedef struct {
   unsigned char *out;  /* as is: the caller's d_out; permuted: c * H + i */
   size_t out_pitch;
   const int32_t *lvl;  /* ht_fx_level(i, levels)                         */
+  int32_t lvl0, lvl1;  /* ht_fx_level(0 and 1, 2)                        */
   int W, H, k, levels, ntaps;
   int8_t dx[HT_PAPER_MAX_TAPS], dy[HT_PAPER_MAX_TAPS];
   int32_t q[HT_PAPER_MAX_TAPS];
@@ -77,7 +78,7 @@ ht_paper_step(const ht_gargs g, int t, int ct, int i_lo, int i_hi, int ph)
     }
     const int32_t r = ht_paper_quantize(s, g.levels);
     *out = (unsigned char)r;
-    g.a[own] = s - g.lvl[r];
+    g.a[own] = s - ht_paper_level(r, g.levels, g.lvl0, g.lvl1, g.lvl);
     return;
   }
 
@@ -86,7 +87,7 @@ ht_paper_step(const ht_gargs g, int t, int ct, int i_lo, int i_hi, int ph)
     const int32_t v = g.a[own];
     const int32_t r = ht_paper_quantize(v, g.levels);
     *out = (unsigned char)r;
-    e = v - g.lvl[r];
+    e = v - ht_paper_level(r, g.levels, g.lvl0, g.lvl1, g.lvl);
     if (MODE == HT_G_PED_PHASE)
       g.a[own] = e; /* read back by the step's later launches (Table III) */
   } else {
@@ -232,6 +233,8 @@ cudaError_t ht_paper_global_run(ht_gpu_paper_variant v, const void *d_in, int in
   g.W = width;
   g.H = height;
   g.levels = pf->levels;
+  g.lvl0 = ht_fx_level(0, 2);
+  g.lvl1 = ht_fx_level(1, 2);
   g.ntaps = pf->ntaps;
   int mode, nph = 1;
   switch (base) {

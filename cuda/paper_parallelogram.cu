@@ -46,6 +46,7 @@ typedef struct {
   unsigned char *out;
   size_t out_pitch;
   const int32_t *lvl;
+  int32_t lvl0, lvl1; /* ht_fx_level(0 and 1, 2)                           */
   int32_t *side; /* per image row, hh values                              */
   int32_t *bot;  /* per strip, d rows of W values                         */
   int W, H, levels;
@@ -77,28 +78,50 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_pec(const ht_pbargs g, int t
   unsigned char *B = (unsigned char *)(sm + (D + w) * P);
   const int y0 = S * w, xb = b * w; /* local row i starts at column xb - s*i */
 
-  /* the previous strip's last D rows (their errors), left halo included */
-  for (int i = 0; i < D; i++) {
-    const int X = xb + sh * (D - i);
-    for (int cc = r; cc < hh + w; cc += w) {
-      const int x = X + cc - hh;
-      A[i * P + cc] = (S > 0 && x >= 0 && x < g.W) ? g.bot[((size_t)(S - 1) * D + i) * g.W + x] : 0;
-    }
-  }
-  /* the block's rows: errors of block b-1's last hh columns, then input */
-  for (int i = 0; i < w; i++) {
-    const int y = y0 + i, X = xb - sh * i;
-    int32_t *row = A + (D + i) * P;
-    for (int cc = r; cc < hh + w; cc += w) {
-      int32_t v = 0;
-      if (cc < hh) {
-        v = g.side[(size_t)y * hh + cc];
-      } else {
-        const int x = X + cc - hh;
-        if (y < g.H && x >= 0 && x < g.W)
-          v = ht_paper_load(g.in, g.in_bits, g.in_pitch, x, y);
+  /* All global loads are issued before the first shared store (loops
+   * unrolled, values in registers) so that their latencies overlap: a
+   * block is latency bound, one warp per block. Lane r takes column r
+   * and, when r < hh, column r + w of each shared row. */
+  {
+    int32_t up0[3], up1[3], v0[w], v1[w];
+    /* the previous strip's last D rows (their errors), left halo included */
+#pragma unroll
+    for (int i = 0; i < 3; i++) {
+      up0[i] = up1[i] = 0;
+      if (i < D && S > 0) {
+        const int X = xb + sh * (D - i) - hh;
+        const int32_t *src = g.bot + ((size_t)(S - 1) * D + i) * g.W;
+        if (X + r >= 0 && X + r < g.W)
+          up0[i] = src[X + r];
+        if (r < hh && X + r + w >= 0 && X + r + w < g.W)
+          up1[i] = src[X + r + w];
       }
-      row[cc] = v;
+    }
+    /* the block's rows: errors of block b-1's last hh columns, then input */
+#pragma unroll
+    for (int i = 0; i < w; i++) {
+      const int y = y0 + i, X = xb - sh * i - hh;
+      const bool yin = y < g.H;
+      v0[i] = v1[i] = 0;
+      if (r < hh)
+        v0[i] = g.side[(size_t)y * hh + r];
+      else if (yin && X + r >= 0 && X + r < g.W)
+        v0[i] = ht_paper_load(g.in, g.in_bits, g.in_pitch, X + r, y);
+      if (r < hh && yin && X + r + w >= 0 && X + r + w < g.W)
+        v1[i] = ht_paper_load(g.in, g.in_bits, g.in_pitch, X + r + w, y);
+    }
+#pragma unroll
+    for (int i = 0; i < 3; i++)
+      if (i < D) {
+        A[i * P + r] = up0[i];
+        if (r < hh)
+          A[i * P + r + w] = up1[i];
+      }
+#pragma unroll
+    for (int i = 0; i < w; i++) {
+      A[(D + i) * P + r] = v0[i];
+      if (r < hh)
+        A[(D + i) * P + r + w] = v1[i];
     }
   }
   __syncwarp();
@@ -117,7 +140,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_pec(const ht_pbargs g, int t
       if (row_in && x >= 0 && x < g.W) {
         const int32_t q = ht_paper_quantize(s, g.levels);
         bo[c] = (unsigned char)q;
-        e = s - g.lvl[q];
+        e = s - ht_paper_level(q, g.levels, g.lvl0, g.lvl1, g.lvl);
       }
       me[c] = e;
       __syncwarp();
@@ -153,7 +176,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_pec(const ht_pbargs g, int t
       if (row_in && x >= 0 && x < g.W) {
         const int32_t q = ht_paper_quantize(s, g.levels);
         bo[c] = (unsigned char)q;
-        e = s - g.lvl[q];
+        e = s - ht_paper_level(q, g.levels, g.lvl0, g.lvl1, g.lvl);
       }
       me[c] = e;
 #pragma unroll
@@ -209,26 +232,32 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_ped(const ht_pbargs g, int t
   const int y0 = S * w, xb = b * w;
 
   /* input, plus what block b-1 spilled right and what the previous strip
-   * pushed down; the spill area starts at zero */
-  for (int i = 0; i < w + D; i++) {
-    const int y = y0 + i, X = xb - sh * i;
-    int32_t *row = A + i * P;
-    for (int cc = r; cc < w + hh; cc += w) {
+   * pushed down; the spill area starts at zero. Loads first, unrolled,
+   * as in ht_pb_pec. */
+  {
+    int32_t v0[w];
+#pragma unroll
+    for (int i = 0; i < w; i++) {
+      const int y = y0 + i, x = xb - sh * i + r;
       int32_t v = 0;
-      if (i < w) {
-        if (cc < w) {
-          const int x = X + cc;
-          if (y < g.H && x >= 0 && x < g.W) {
-            v = ht_paper_load(g.in, g.in_bits, g.in_pitch, x, y);
-            if (i < D && S > 0)
-              v += g.bot[((size_t)(S - 1) * D + i) * g.W + x];
-          }
-        }
-        if (cc < hh)
-          v += g.side[(size_t)y * hh + cc];
+      if (y < g.H && x >= 0 && x < g.W) {
+        v = ht_paper_load(g.in, g.in_bits, g.in_pitch, x, y);
+        if (i < D && S > 0)
+          v += g.bot[((size_t)(S - 1) * D + i) * g.W + x];
       }
-      row[cc] = v;
+      if (r < hh)
+        v += g.side[(size_t)y * hh + r];
+      v0[i] = v;
     }
+#pragma unroll
+    for (int i = 0; i < w; i++) {
+      A[i * P + r] = v0[i];
+      if (r < hh)
+        A[i * P + r + w] = 0;
+    }
+    for (int i = w; i < w + D; i++)
+      for (int cc = r; cc < w + hh; cc += w)
+        A[i * P + cc] = 0;
   }
   __syncwarp();
 
@@ -244,7 +273,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_ped(const ht_pbargs g, int t
       if (row_in && x >= 0 && x < g.W) {
         const int32_t q = ht_paper_quantize(v, g.levels);
         bo[c] = (unsigned char)q;
-        e = v - g.lvl[q];
+        e = v - ht_paper_level(q, g.levels, g.lvl0, g.lvl1, g.lvl);
       }
       /* taps that two rows can hit in this step are in different phases */
       for (int ph = 0; ph < g.nph; ph++) {
@@ -278,7 +307,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_ped(const ht_pbargs g, int t
       if (row_in && x >= 0 && x < g.W) {
         const int32_t q = ht_paper_quantize(v, g.levels);
         bo[c] = (unsigned char)q;
-        e = v - g.lvl[q];
+        e = v - ht_paper_level(q, g.levels, g.lvl0, g.lvl1, g.lvl);
       }
 #pragma unroll
       for (int k = 1; k <= RM; k++)
@@ -358,6 +387,8 @@ cudaError_t ht_paper_pb_run(ht_gpu_paper_variant v, const void *d_in, int in_bit
   g.W = width;
   g.H = height;
   g.levels = pf->levels;
+  g.lvl0 = ht_fx_level(0, 2);
+  g.lvl1 = ht_fx_level(1, 2);
   g.ntaps = pf->ntaps;
 
   /* register windows are compiled for three reaches: Floyd-Steinberg

@@ -409,6 +409,51 @@ int main(int argc, char **argv)
       CHECK(cudaFree(d_out));
     }
   }
+  /* --- larger and extreme shapes, fewer filters; and a delay above the
+   * derived one (f->delay is honoured: slower, still exact) --- */
+  {
+    std::vector<test_filter> fl = builtin_filters();
+    test_filter slow = fl[0];
+    snprintf(slow.name, sizeof slow.name, "fs-delay-5");
+    slow.f.delay = 5;
+    const test_filter *pick[] = { &fl[0], &fl[1], &filters[8], &slow };
+    const int big[][2] = { { 70001, 3 }, { 3, 20011 }, { 1, 50000 }, { 50000, 1 }, { 1500, 1001 } };
+    int idx = 0;
+    for (auto &sh : big)
+      for (const test_filter *tf : pick) {
+        if (quick && idx % 3)
+          continue;
+        const int W = sh[0], H = sh[1], bits = idx % 2 ? 16 : 8, levels = idx % 3 ? 2 : 5;
+        idx++;
+        image im = make_image(W, H, bits, idx);
+        ht_gpu_filter f = tf->f;
+        f.levels = levels;
+        std::vector<uint8_t> ref((size_t)W * H);
+        reference(im.fx.data(), W, H, &f, levels, ref.data());
+        void *d_in;
+        unsigned char *d_out;
+        const size_t out_pitch = (size_t)W + 3;
+        CHECK(cudaMalloc(&d_in, im.raw.size()));
+        CHECK(cudaMalloc((void **)&d_out, out_pitch * (size_t)H));
+        CHECK(cudaMemcpy(d_in, im.raw.data(), im.raw.size(), cudaMemcpyHostToDevice));
+        std::vector<uint8_t> host_out;
+        for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
+          char where[160] = "";
+          long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out,
+                                     out_pitch, host_out, st, where, sizeof where);
+          runs++;
+          if (bad) {
+            failures++;
+            per_variant_fail[v]++;
+            if (printed++ < 40)
+              printf("FAIL %-24s %-20s L=%-3d %dx%d %d-bit: %ld wrong, %s\n", variant_names[v],
+                     tf->name, levels, W, H, bits, bad, where);
+          }
+        }
+        CHECK(cudaFree(d_in));
+        CHECK(cudaFree(d_out));
+      }
+  }
   printf("exactness: %ld runs, %ld failed\n", runs, failures);
   for (int v = 0; v < HT_GPU_PAPER_COUNT; v++)
     printf("  %-24s %s (%ld failed)\n", variant_names[v], per_variant_fail[v] ? "FAIL" : "PASS",
@@ -499,6 +544,54 @@ int main(int argc, char **argv)
         }
       printf("\n");
     }
+  }
+  /* --- one generic filter for comparison: Jarvis-Judice-Ninke, 4K --- */
+  if (bench && max_side >= 4096) {
+    const int N = 4096;
+    std::vector<test_filter> fl = builtin_filters();
+    ht_gpu_filter f = fl[1].f;
+    f.levels = 2;
+    image im = make_image(N, N, 8, 1);
+    std::vector<uint8_t> ref((size_t)N * N);
+    reference(im.fx.data(), N, N, &f, 2, ref.data());
+    void *d_in;
+    unsigned char *d_out;
+    CHECK(cudaMalloc(&d_in, im.raw.size()));
+    CHECK(cudaMalloc((void **)&d_out, (size_t)N * N));
+    CHECK(cudaMemcpy(d_in, im.raw.data(), im.raw.size(), cudaMemcpyHostToDevice));
+    std::vector<uint8_t> host_out;
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    printf("\nJarvis-Judice-Ninke, 2 levels, 4096x4096 (same method), ms:\n");
+    for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
+      char where[160] = "";
+      long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out, (size_t)N,
+                                 host_out, st, where, sizeof where);
+      runs++;
+      if (bad) {
+        failures++;
+        printf("  %-24s FAIL: %ld wrong, %s\n", variant_names[v], bad, where);
+        continue;
+      }
+      double t[3];
+      for (int rep = 0; rep < 3; rep++) {
+        CHECK(cudaEventRecord(e0, st));
+        CHECK(ht_gpu_paper_run((ht_gpu_paper_variant)v, d_in, 8, (size_t)N, d_out, (size_t)N, N, N, &f,
+                               st));
+        CHECK(cudaEventRecord(e1, st));
+        CHECK(cudaEventSynchronize(e1));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        t[rep] = ms;
+      }
+      std::sort(t, t + 3);
+      printf("  %-24s %10.3f\n", variant_names[v], t[1]);
+    }
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    CHECK(cudaFree(d_in));
+    CHECK(cudaFree(d_out));
   }
   CHECK(cudaStreamDestroy(st));
   printf("\n%s: %ld runs, %ld failed\n", failures ? "FAIL" : "PASS", runs, failures);
