@@ -724,6 +724,10 @@ bool hti_check_output(const char *path, char *err, size_t n)
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return fail(err, n, "is a folder");
+  /* The file is replaced by rename(): that would swap a device or a pipe
+   * (e.g. /dev/stdout) for a plain file, so refuse those. */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    return fail(err, n, "exists and is not a regular file; halftone writes regular files only");
   if (slash && slash[1] == '\0')
     return fail(err, n, "names a folder, not a file");
   char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");

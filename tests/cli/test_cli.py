@@ -278,6 +278,9 @@ def case_errors_input(env):
     # output side: a folder that does not exist, an output that is a folder
     expect_error(env, [env.crop], 1, r"no-such-dir/: No such file or directory",
                  out_name="no-such-dir/out.pbm", pre=False)
+    os.mkfifo(env.path("fifo.pbm"))
+    expect_error(env, [env.crop], 1, r"fifo\.pbm: exists and is not a regular file", out_name="fifo.pbm", pre=False)
+    os.unlink(env.path("fifo.pbm"))
     os.mkdir(env.path("dir.pbm"))
     expect_error(env, [env.crop], 1, r"dir\.pbm: is a folder", out_name="dir.pbm", pre=False)
     os.rmdir(env.path("dir.pbm"))
