@@ -431,7 +431,6 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
 
   /* 1:1 by default: a halftone seen scaled down is meaningless. */
   st.preview = gimp_drawable_preview_new_from_drawable_id (drawable_id);
-  gtk_widget_set_size_request (st.preview, 360, 280);
   gtk_box_pack_start (GTK_BOX (vbox), st.preview, TRUE, TRUE, 0);
   gtk_widget_show (st.preview);
   g_signal_connect (st.preview, "invalidated", G_CALLBACK (preview_draw), &st);
@@ -512,6 +511,11 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
 
   update_sensitivity (&st);
   gtk_widget_show (dlg);
+  /* Room for a useful amount of dots at 1:1; set after the preview's
+   * style handler has applied its default size, which it would reset. */
+  gtk_widget_set_size_request (gimp_preview_get_area (GIMP_PREVIEW (st.preview)),
+                               MIN (440, gimp_drawable_width (drawable_id)),
+                               MIN (320, gimp_drawable_height (drawable_id)));
 
   ok = gimp_dialog_run (GIMP_DIALOG (dlg)) == GTK_RESPONSE_OK;
 
