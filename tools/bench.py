@@ -25,10 +25,12 @@ import os
 import platform
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -127,11 +129,29 @@ class Bench:
         os.makedirs(self.work, exist_ok=True)
         self.cores = os.cpu_count() or 1
 
+    def source(self):
+        """The photo as ht-mkimage can read it: the PNG itself, or, in a
+        build without libpng (the GPU machine may lack it), a PGM of its
+        luma decoded here with zlib."""
+        png = os.path.join(ROOT, "data", "coffee.png")
+        probe = os.path.join(self.work, "probe.pgm")
+        if subprocess.run([self.mkimage, png, "8", probe], capture_output=True).returncode == 0:
+            return png
+        pgm = os.path.join(self.work, "coffee.pgm")
+        if not os.path.exists(pgm):
+            w, h, px = decode_rgb_png(png)
+            with open(pgm, "wb") as f:
+                f.write(b"P5\n%d %d\n255\n" % (w, h))
+                f.write(bytes(luma8(r, g, b) for r, g, b in zip(px[0::3], px[1::3], px[2::3])))
+        return pgm
+
     def image(self, size):
         path = os.path.join(self.work, "coffee-%d.pgm" % size)
         if not os.path.exists(path):
+            if not hasattr(self, "_source"):
+                self._source = self.source()
             log("making %s" % path)
-            subprocess.run([self.mkimage, os.path.join(ROOT, "data", "coffee.png"), str(size), path], check=True)
+            subprocess.run([self.mkimage, self._source, str(size), path], check=True)
         return path
 
     def png_image(self, size):
@@ -302,6 +322,51 @@ class Bench:
                 if best > self.args.tool_limit:
                     skipped_after[name] = (best, size_label(size))
         return tools, results
+
+
+def luma8(r, g, b):
+    """Rec. 709 luma as hti_gray8 (tools/imageio.c) computes it: the
+    library's weights in 1/65536 on values scaled to 16 bits."""
+    y = (13933 * r * 257 + 46871 * g * 257 + 4732 * b * 257 + 32768) >> 16
+    return (y + 128) // 257
+
+
+def decode_rgb_png(path):
+    """(width, height, samples) of an 8-bit RGB non-interlaced PNG, with
+    the standard library only."""
+    data = open(path, "rb").read()
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    w, h, depth, ctype, _, _, interlace = hdr
+    if (depth, ctype, interlace) != (8, 2, 0):
+        sys.exit("bench.py: %s is not 8-bit RGB non-interlaced" % path)
+    raw, rb, bpp = zlib.decompress(idat), w * 3, 3
+    out, prev = bytearray(), bytearray(rb)
+    for y in range(h):
+        f, cur = raw[y * (rb + 1)], bytearray(raw[y * (rb + 1) + 1:(y + 1) * (rb + 1)])
+        for i in range(rb):
+            a = cur[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                cur[i] = (cur[i] + a) & 255
+            elif f == 2:
+                cur[i] = (cur[i] + b) & 255
+            elif f == 3:
+                cur[i] = (cur[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        out += cur
+        prev = cur
+    return w, h, out
 
 
 # ------------------------------------------------------------ report
