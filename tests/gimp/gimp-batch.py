@@ -175,7 +175,71 @@ def main():
     g = as_gray16(png.read_png(out('lastvals.png')))
     ref = as_gray16(gegl_ref('default', photo, []))
     check(g[2] == ref[2], 'lastvals: defaults used (equals gegl with default properties)')
+
+    cancelled, untouched = cancel_run(gimp, env, photo, out)
+    check(cancelled, 'cancel: the plug-in was stopped while it ran and the call failed')
+    check(untouched, 'cancel: the drawable is untouched')
     return 1 if failed else 0
+
+
+def idat(path):
+    """The decompressed image data of a PNG: equal pixels, equal bytes
+    (same exporter, same settings), whatever the other chunks say."""
+    import struct
+    import zlib
+    with open(path, 'rb') as f:
+        data = f.read()
+    pos, chunks = 8, b''
+    while pos < len(data):
+        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        if kind == b'IDAT':
+            chunks += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    return zlib.decompress(chunks)
+
+
+def cancel_run(gimp, env, photo, out):
+    """GIMP's cancel button closes (kills) the plug-in. Do the same while
+    it halftones a large image, then check nothing was written."""
+    import signal
+    import time
+    before, after = out('cancel-before.png'), out('cancel-after.png')
+    script = (
+        f'(let* ((image (car (gimp-file-load RUN-NONINTERACTIVE {scheme_str(photo)} "x.png")))'
+        f' (drawable (car (gimp-image-get-active-drawable image))))'
+        f' (gimp-image-scale image 4000 2660)'
+        f' (set! drawable (car (gimp-image-get-active-drawable image)))'
+        f' (file-png-save2 RUN-NONINTERACTIVE image drawable {scheme_str(before)} "x.png" 0 1 0 0 0 0 0 0 0)'
+        f' (catch (gimp-message "cancel: the plug-in was stopped")'
+        f'   (plug-in-halftone-dither RUN-NONINTERACTIVE image drawable 1 "" 2 0 0 1 1 1))'
+        f' (file-png-save2 RUN-NONINTERACTIVE image drawable {scheme_str(after)} "x.png" 0 1 0 0 0 0 0 0 0)'
+        f' (gimp-image-delete image))')
+    proc = subprocess.Popen([gimp, '-i', '-d', '-f', '-b', script, '-b', '(gimp-quit 0)'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    killed = False
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not killed:
+        for pid in os.listdir('/proc'):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f'/proc/{pid}/stat') as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+                exe = os.readlink(f'/proc/{pid}/exe')
+            except OSError:
+                continue
+            # our plug-in, started by the GIMP this test started
+            if int(fields[1]) == proc.pid and os.path.basename(exe) == 'halftone-gimp':
+                time.sleep(0.3)
+                os.kill(int(pid), signal.SIGKILL)
+                killed = True
+                break
+        time.sleep(0.02)
+    log = proc.communicate(timeout=300)[0]
+    print(log[-1500:])
+    failed_call = 'cancel: the plug-in was stopped' in log
+    untouched = os.path.exists(before) and os.path.exists(after) and idat(before) == idat(after)
+    return killed and failed_call, untouched
 
 
 if __name__ == '__main__':
