@@ -198,7 +198,12 @@ make_plan (GeglOperation *operation, Plan *plan)
   else
     out_model = in_model;
 
-  g_snprintf (name, sizeof name, "%s %s", in_model, tname);
+  /* Linear light is always read as float: linear 8-bit values would
+   * throw away most of the shadows before the diffusion sees them. */
+  if (linear)
+    plan->in_type = HT_FORMAT_F32;
+  g_snprintf (name, sizeof name, "%s %s", in_model,
+              plan->in_type == HT_FORMAT_F32 ? "float" : tname);
   plan->in_format = babl_format_with_space (name, space);
   g_snprintf (name, sizeof name, "%s %s", out_model, tname);
   plan->out_format = babl_format_with_space (name, space);

@@ -431,6 +431,52 @@ test_equals_core (void)
   g_free (rgba);
 }
 
+/* space=linear dithers linear light: the op equals the core run on the
+ * babl-linearised floats, and each space keeps its own mean tone. */
+static void
+test_linear (void)
+{
+  const gint  w = 120, h = 90;
+  gsize       n = (gsize) w * (gsize) h;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B' u8");
+  GeglBuffer *lin = run_op (in, "space", 1, "backend", 1, NULL);
+  GeglBuffer *per = run_op (in, "space", 0, "backend", 1, NULL);
+  gfloat     *src = get_pixels (in, "RGB float");
+  guchar     *want = g_malloc (n);
+  guchar     *got = get_pixels (lin, "Y u8");
+  ht_context *ctx = ht_context_new ();
+  ht_params   p;
+  ht_image    ii = { w, h, (size_t) w * 12, 3, HT_FORMAT_F32, src };
+  ht_image    oi = { w, h, (size_t) w, 1, HT_FORMAT_U8, want };
+  gfloat     *lin_in = get_pixels (in, "Y float"), *lin_out = get_pixels (lin, "Y float");
+  gfloat     *per_out = get_pixels (per, "Y' float");
+  gdouble     m[4] = { 0, 0, 0, 0 };
+
+  ht_params_init (&p);
+  CHECK (ht_run (ctx, &ii, &oi, &p) == HT_OK, "core: %s", ht_context_message (ctx));
+  CHECK (memcmp (want, got, n) == 0, "linear op differs from the core on linear floats");
+  CHECK (gegl_buffer_get_format (lin) == babl_format ("Y u8"), "linear output format %s",
+         babl_get_name (gegl_buffer_get_format (lin)));
+  for (gsize i = 0; i < n; i++)
+    {
+      m[0] += lin_in[i]; m[1] += lin_out[i];
+      /* perceptual luma: Rec. 709 weights on the stored values */
+      m[2] += (0.2126 * rgba[i * 4] + 0.7152 * rgba[i * 4 + 1] + 0.0722 * rgba[i * 4 + 2]) / 255.0;
+      m[3] += per_out[i];
+    }
+  for (gint k = 0; k < 4; k++)
+    m[k] /= (gdouble) n;
+  /* error diffusion keeps the mean tone of what it diffuses */
+  CHECK (fabs (m[1] - m[0]) < 0.02, "linear: mean light %.4f in, %.4f out", m[0], m[1]);
+  CHECK (fabs (m[3] - m[2]) < 0.02, "perceptual: mean value %.4f in, %.4f out", m[2], m[3]);
+  CHECK (memcmp (lin_out, per_out, n * sizeof (gfloat)) != 0, "linear and perceptual give the same image");
+  ht_context_free (ctx);
+  g_free (lin_in); g_free (lin_out); g_free (per_out);
+  g_free (src); g_free (want); g_free (got); g_free (rgba);
+  g_object_unref (lin); g_object_unref (per); g_object_unref (in);
+}
+
 /* A custom string equal to a built-in filter gives the same image; a bad
  * one warns and passes the input through untouched. */
 static void
@@ -547,6 +593,7 @@ main (int argc, char **argv)
       test_properties ();
       test_formats ();
       test_equals_core ();
+      test_linear ();
       test_custom ();
       test_partial_request ();
       test_progress ();
