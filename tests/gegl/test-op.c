@@ -508,6 +508,33 @@ test_custom (void)
   g_free (rgba);
 }
 
+/* backend=cuda: the same bits as the CPU where a GPU is usable; where
+ * not, a warning naming the problem (the module itself loads anywhere). */
+static void
+test_backend_cuda (void)
+{
+  const gint  w = 67, h = 41;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+  GeglBuffer *cpu = run_op (in, "backend", 1, NULL);
+  GeglBuffer *gpu;
+  guchar     *a, *b;
+
+  warnings = 0;
+  gpu = run_op (in, "backend", 2, NULL);
+  a = get_pixels (cpu, "Y'A u8");
+  b = get_pixels (gpu, "Y'A u8");
+  if (warnings == 0)
+    CHECK (memcmp (a, b, (gsize) w * (gsize) h * 2) == 0, "cuda backend differs from the cpu backend");
+  else
+    CHECK (strstr (last_warning->str, "cuda") != NULL || strstr (last_warning->str, "GPU") != NULL,
+           "backend cuda failed without saying why: %s", last_warning->str);
+  printf ("backend cuda: %s\n", warnings ? last_warning->str : "ran, identical to cpu");
+  g_free (a); g_free (b);
+  g_object_unref (cpu); g_object_unref (gpu); g_object_unref (in);
+  g_free (rgba);
+}
+
 /* Asking for a small part of the output gives that part of the whole
  * result (error diffusion is global; a crop must not restart it). */
 static void
@@ -596,6 +623,7 @@ main (int argc, char **argv)
       test_linear ();
       test_custom ();
       test_partial_request ();
+      test_backend_cuda ();
       test_progress ();
     }
   printf ("%d checks, %d failed\n", checks, failures);
