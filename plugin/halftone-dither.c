@@ -237,10 +237,19 @@ filter_is_valid (GeglOperation *operation, gboolean warn)
   gchar           err[256] = "";
 
   if (get_filter (o, &filter, err, sizeof err))
-    return TRUE;
-  if (warn)
-    g_warning ("halftone:dither: coefficients \"%s\": %s; passing the input through unchanged",
-               o->coefficients ? o->coefficients : "", err);
+    {
+      g_object_set_data (G_OBJECT (operation), "halftone-warned", NULL);
+      return TRUE;
+    }
+  /* prepare() runs several times per graph: say it once per string */
+  if (warn && g_strcmp0 (g_object_get_data (G_OBJECT (operation), "halftone-warned"),
+                         o->coefficients) != 0)
+    {
+      g_warning ("halftone:dither: coefficients \"%s\": %s; passing the input through unchanged",
+                 o->coefficients ? o->coefficients : "", err);
+      g_object_set_data_full (G_OBJECT (operation), "halftone-warned",
+                              g_strdup (o->coefficients), g_free);
+    }
   return FALSE;
 }
 
