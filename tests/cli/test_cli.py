@@ -274,6 +274,11 @@ def case_errors_input(env):
         expect_error(env, [p], 1, re.escape(p) + ": " + pattern)
         os.unlink(p)
     expect_error(env, [env.path("missing.pgm")], 1, r"missing\.pgm: cannot open: No such file")
+    if os.geteuid() != 0:  # root reads anything
+        shutil.copy(env.crop, env.path("locked.pgm"))
+        os.chmod(env.path("locked.pgm"), 0)
+        expect_error(env, [env.path("locked.pgm")], 1, r"locked\.pgm: cannot open: Permission denied")
+        os.unlink(env.path("locked.pgm"))
     expect_error(env, [env.dir], 1, r"is a folder")
     # output side: a folder that does not exist, an output that is a folder
     expect_error(env, [env.crop], 1, r"no-such-dir/: No such file or directory",
@@ -317,7 +322,12 @@ def case_backend_cuda(env):
 
 def case_formats_roundtrip(env):
     """PBM, PGM and (1-bit and 8-bit) PNG outputs hold the same pixels."""
+    with open(env.path("o.pbm"), "wb") as f:  # an existing output is replaced whole
+        f.write(b"old content, longer than nothing" * 10000)
+    os.umask(0o022)
     env.ok(env.crop, env.path("o.pbm"))
+    check(os.stat(env.path("o.pbm")).st_mode & 0o777 == 0o644, "output mode is not 0666 & ~umask")
+    check(env.listing() == ["o.pbm"], "stray files next to the output: %s" % env.listing())
     env.ok(env.crop, env.path("o.pgm"))
     k, w, h, _, bits = read_pnm(env.path("o.pbm"))
     check((k, w, h) == ("P4", 257, 193), "PBM header %r" % ((k, w, h),))
