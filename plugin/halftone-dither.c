@@ -118,7 +118,7 @@ property_int (threads, _("Threads"), 0)
 
 /* The whole composition of the reference test: a gray ramp, dithered with
  * the default properties. The hash below was computed by running it
- * (tests/gegl/test-op --print-reference-hash). */
+ * (build/tests/gegl/test-gegl-op --print-reference-hash). */
 static const gchar reference_composition[] =
   "<?xml version='1.0' encoding='UTF-8'?>"
   "<gegl>"
