@@ -168,9 +168,9 @@ class Env:
     def fixture(self, name):
         return os.path.join(self.data, "fixtures", name)
 
-    def run(self, *args, tool=None):
+    def run(self, *args, tool=None, preexec=None):
         p = subprocess.run([tool or self.halftone] + [str(a) for a in args],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, preexec_fn=preexec)
         return p.returncode, p.stdout.decode(), p.stderr.decode()
 
     def ok(self, *args):
@@ -283,6 +283,22 @@ def case_errors_input(env):
     # output side: a folder that does not exist, an output that is a folder
     expect_error(env, [env.crop], 1, r"no-such-dir/: No such file or directory",
                  out_name="no-such-dir/out.pbm", pre=False)
+    # a write that fails half-way (file size limit, like a full disk):
+    # the partial temporary file is removed, nothing appears
+    def small_files():
+        import resource
+        import signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # get EFBIG instead of a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    for name in ("big.pbm", "big.png"):
+        if name.endswith(".png") and "no PNG support" in env.run("--quiet", env.crop, env.path("p.png"))[2]:
+            continue
+        for f in os.listdir(env.dir):
+            os.unlink(env.path(f))
+        rc, _, err = env.run("--quiet", env.crop, env.path(name), preexec=small_files)
+        check(rc == 1 and len(err.splitlines()) == 1 and re.search(r"File too large", err),
+              "%s: failing write: exit %d, %r" % (name, rc, err))
+        check(env.listing() == [], "%s: failing write left %s" % (name, env.listing()))
     os.mkfifo(env.path("fifo.pbm"))
     expect_error(env, [env.crop], 1, r"fifo\.pbm: exists and is not a regular file", out_name="fifo.pbm", pre=False)
     os.unlink(env.path("fifo.pbm"))
