@@ -331,6 +331,8 @@ int main(int argc, char **argv)
   if (o.serpentine && o.variant != HT_VARIANT_AUTO && o.variant != HT_VARIANT_ED)
     return usage_error("--serpentine runs sequentially, so it cannot use --variant %s; use ed or leave --variant out",
                        ht_variant_name((ht_variant)o.variant));
+  if (o.serpentine && o.backend == HT_BACKEND_CUDA)
+    return usage_error("--serpentine runs sequentially on the CPU, so it cannot use --backend cuda");
   int kind = hti_kind_from_path(o.output);
   if (kind < 0)
     return usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm or .png", o.output);

@@ -232,6 +232,7 @@ def case_errors_usage(env):
     expect_error(env, ["--algorithm", "custom", "--coefficients", "- * 7; 3 x 1", c], 2, r"position 10")
     expect_error(env, ["--algorithm", "custom", "--coefficients", "- * 7; 3 5 1 / 0", c], 2, r"--coefficients: .*position")
     expect_error(env, ["--serpentine", "--variant", "wavefront", c], 2, r"serpentine.*wavefront")
+    expect_error(env, ["--serpentine", "--backend", "cuda", c], 2, r"serpentine.*--backend cuda")
     expect_error(env, ["--variant", "fastest", c], 2, r"unknown variant 'fastest'")
     expect_error(env, ["--backend", "gpu", c], 2, r"--backend .*'gpu'")
     expect_error(env, ["--color", "cmyk", c], 2, r"--color .*'cmyk'")
