@@ -49,11 +49,21 @@ static const char *const variant_names[] = {
   [HT_VARIANT_WAVEFRONT] = "wavefront",
 };
 
+/* In the order of ht_variant from HT_VARIANT_GPU_FIRST. */
+static const char *const gpu_variant_names[HT_VARIANT_GPU_END - HT_VARIANT_GPU_FIRST] = {
+  "gpu-fast",
+  "gpu-3d-ped", "gpu-2d-ped-atomic", "gpu-2d-ped-double", "gpu-2d-pec",
+  "gpu-3d-ped-perm", "gpu-2d-ped-atomic-perm", "gpu-2d-ped-double-perm", "gpu-2d-pec-perm",
+  "gpu-pb-ped", "gpu-pb-ped-rc", "gpu-pb-pec", "gpu-pb-pec-rc",
+};
+
 const char *ht_variant_name(ht_variant v)
 {
   if ((int)v >= 0 && v < HT_VARIANT_COUNT_CPU)
     return variant_names[v];
-  return "gpu";
+  if (v >= HT_VARIANT_GPU_FIRST && v < HT_VARIANT_GPU_END)
+    return gpu_variant_names[v - HT_VARIANT_GPU_FIRST];
+  return "unknown";
 }
 
 int ht_variant_from_name(const char *name)
@@ -62,6 +72,9 @@ int ht_variant_from_name(const char *name)
     return -1;
   for (int i = 0; i < HT_VARIANT_COUNT_CPU; i++)
     if (strcmp(variant_names[i], name) == 0)
+      return i;
+  for (int i = HT_VARIANT_GPU_FIRST; i < HT_VARIANT_GPU_END; i++)
+    if (strcmp(gpu_variant_names[i - HT_VARIANT_GPU_FIRST], name) == 0)
       return i;
   return -1;
 }
@@ -431,7 +444,8 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "levels must be 2..256, got %d", p->levels);
   if ((int)p->scan < 0 || p->scan > HT_SCAN_SERPENTINE)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown scan %d", (int)p->scan);
-  if ((int)p->variant < 0 || (p->variant >= HT_VARIANT_COUNT_CPU && p->variant < HT_VARIANT_GPU_FIRST))
+  if ((int)p->variant < 0 || (p->variant >= HT_VARIANT_COUNT_CPU && p->variant < HT_VARIANT_GPU_FIRST) ||
+      p->variant >= HT_VARIANT_GPU_END)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown variant %d", (int)p->variant);
   ht_status s = check_filter(ctx, &p->filter);
   if (s != HT_OK)

@@ -1,5 +1,230 @@
-/* placeholder until the CUDA loader lands (same session) */
+/* The CUDA backend's run-time loader. The core never links the CUDA
+ * runtime: it dlopen()s libhalftone-cuda.so (cuda/module.h) on the first
+ * GPU run, so the library, the CLI and the GEGL operation work on
+ * machines without a driver. Search order:
+ *   1. $HT_CUDA_MODULE, a path (and nothing else when it is set);
+ *   2. next to the code calling us (the CLI, a test, the GEGL module) and
+ *      up to two folders above it in cuda/ (the build tree), then the same
+ *      around /proc/self/exe;
+ *   3. the install folder HT_CUDA_MODULE_DIR.
+ */
 #include "internal.h"
-ht_cuda *ht_cuda_open(char *msg) { ht_set_msg(msg, "this build has no CUDA module"); return NULL; }
-void ht_cuda_close(ht_cuda *c) { (void)c; }
-ht_status ht_cuda_run(ht_cuda *c, ht_job *j, const ht_rows *r, ht_variant v) { (void)c; (void)j; (void)r; (void)v; return HT_ERR_NO_GPU; }
+#include "../cuda/module.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef HT_CUDA_MODULE_DIR
+#define HT_CUDA_MODULE_DIR "/usr/local/lib/gegl-halftone"
+#endif
+#define MODULE_NAME "libhalftone-cuda.so"
+
+struct ht_cuda {
+  void *dl;
+  const ht_cuda_module_api *api;
+  void *dev;
+};
+
+/* Loads one candidate; on failure a reason in msg. */
+static ht_cuda *try_load(const char *path, char *msg)
+{
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    const char *e = dlerror();
+    ht_set_msg(msg, "cannot load the CUDA module %s: %s", path, e ? e : "unknown error");
+    return NULL;
+  }
+  ht_cuda_entry_fn entry;
+  *(void **)&entry = dlsym(dl, HT_CUDA_ENTRY);
+  const ht_cuda_module_api *api = entry ? entry(HT_CUDA_ABI) : NULL;
+  if (!api || api->abi != HT_CUDA_ABI) {
+    ht_set_msg(msg, "the CUDA module %s does not have ABI version %d", path, HT_CUDA_ABI);
+    dlclose(dl);
+    return NULL;
+  }
+  void *dev = NULL;
+  char why[HT_MSG_MAX] = "";
+  if (api->open(&dev, why, sizeof why) != HT_CUDA_OK || !dev) {
+    ht_set_msg(msg, "%s", why[0] ? why : "no usable GPU");
+    dlclose(dl);
+    return NULL;
+  }
+  ht_cuda *c = calloc(1, sizeof *c);
+  if (!c) {
+    api->close(dev);
+    dlclose(dl);
+    ht_set_msg(msg, "out of memory");
+    return NULL;
+  }
+  c->dl = dl;
+  c->api = api;
+  c->dev = dev;
+  return c;
+}
+
+/* Candidates around the folder of `file`: dir/, dir/../cuda/, dir/../../cuda/ */
+static bool find_near(const char *file, char *out, size_t size)
+{
+  if (!file || !file[0])
+    return false;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", file);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    return false;
+  *slash = '\0';
+  static const char *const rel[] = { "/" MODULE_NAME, "/../cuda/" MODULE_NAME, "/../../cuda/" MODULE_NAME };
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    if ((size_t)snprintf(out, size, "%s%s", dir, rel[i]) < size && access(out, R_OK) == 0)
+      return true;
+  }
+  return false;
+}
+
+ht_cuda *ht_cuda_open(char *msg)
+{
+  const char *env = getenv("HT_CUDA_MODULE");
+  if (env && env[0])
+    return try_load(env, msg);
+  char path[PATH_MAX];
+  Dl_info info;
+  bool found = false;
+  if (dladdr((void *)(uintptr_t)ht_cuda_open, &info) && info.dli_fname)
+    found = find_near(info.dli_fname, path, sizeof path);
+  if (!found) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+      exe[n] = '\0';
+      found = find_near(exe, path, sizeof path);
+    }
+  }
+  if (!found) {
+    snprintf(path, sizeof path, "%s/%s", HT_CUDA_MODULE_DIR, MODULE_NAME);
+    found = access(path, R_OK) == 0;
+  }
+  if (!found) {
+    ht_set_msg(msg, "the CUDA module %s was not found (looked next to the program and in %s; set HT_CUDA_MODULE)",
+               MODULE_NAME, HT_CUDA_MODULE_DIR);
+    return NULL;
+  }
+  return try_load(path, msg);
+}
+
+void ht_cuda_close(ht_cuda *c)
+{
+  if (!c)
+    return;
+  c->api->close(c->dev);
+  /* The module's static CUDA runtime registers exit handlers; unloading
+   * it would leave them dangling, so the handle stays open. */
+  free(c);
+}
+
+/* ---------------------------------------------------- rows <-> module io */
+
+typedef struct {
+  ht_job *job;
+  const ht_rows *rows;
+  int32_t *scratch;
+} bridge;
+
+static void bridge_load(void *user, int64_t y, uint16_t *dst)
+{
+  bridge *b = user;
+  b->rows->load(b->rows, y, b->scratch);
+  for (int64_t x = 0; x < b->rows->width; x++)
+    dst[x] = (uint16_t)b->scratch[x]; /* HT_FX values are 0..65535 */
+}
+
+static void bridge_store(void *user, int64_t y, const uint8_t *levels)
+{
+  bridge *b = user;
+  b->rows->store(b->rows, y, levels);
+}
+
+static bool bridge_tick(void *user, int64_t done, int64_t total)
+{
+  bridge *b = user;
+  return ht_job_tick(b->job, done, total);
+}
+
+ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant variant)
+{
+  int v = variant == HT_VARIANT_AUTO ? HT_CUDA_VARIANT_FAST : (int)variant - HT_VARIANT_GPU_FIRST;
+  if (v < 0 || v >= HT_CUDA_VARIANT_COUNT) {
+    ht_set_msg(job->msg, "unknown GPU variant %d", (int)variant);
+    return HT_ERR_INVALID_ARGUMENT;
+  }
+  const ht_filter *jf = &job->filter;
+  ht_cuda_filter f;
+  memset(&f, 0, sizeof f);
+  f.ntaps = jf->ntaps;
+  for (int i = 0; i < jf->ntaps; i++) {
+    f.dx[i] = jf->taps[i].dx;
+    f.dy[i] = jf->taps[i].dy;
+    f.q[i] = jf->taps[i].q;
+  }
+  f.reach_left = jf->reach_left;
+  f.reach_right = jf->reach_right;
+  f.reach_down = jf->reach_down;
+  f.delay = jf->delay;
+  f.levels = job->levels;
+
+  bridge b = { job, rows, NULL };
+  ht_cuda_io io;
+  memset(&io, 0, sizeof io);
+  io.width = rows->width;
+  io.height = rows->height;
+  io.user = &b;
+  io.tick = bridge_tick;
+  /* The common planes go as they are; anything else row by row. */
+  if (rows->in_channel == 0 && rows->in_channels == 1 &&
+      (rows->in_format == HT_FORMAT_U8 || rows->in_format == HT_FORMAT_U16)) {
+    io.in = rows->in;
+    io.in_stride = rows->in_stride;
+    io.in_bits = rows->in_format == HT_FORMAT_U8 ? 8 : 16;
+  } else {
+    b.scratch = ht_alloc(job, (size_t)rows->width, sizeof *b.scratch);
+    if (!b.scratch)
+      return HT_ERR_NO_MEMORY;
+    io.load = bridge_load;
+  }
+  if (rows->out_format == HT_FORMAT_BIT1 && rows->out_channels == 1) {
+    io.out_kind = HT_CUDA_OUT_BIT1;
+    io.out = rows->out;
+    io.out_stride = rows->out_stride;
+  } else if (rows->out_format == HT_FORMAT_U8 && rows->out_channels == 1) {
+    io.out_kind = HT_CUDA_OUT_U8;
+    io.out = rows->out;
+    io.out_stride = rows->out_stride;
+    for (int i = 0; i < 256; i++)
+      io.lut[i] = (uint8_t)rows->lut[i];
+  } else {
+    io.out_kind = HT_CUDA_OUT_STORE;
+    io.store = bridge_store;
+  }
+
+  char why[HT_MSG_MAX] = "";
+  int r = c->api->run(c->dev, v, &f, &io, why, sizeof why);
+  free(b.scratch);
+  switch (r) {
+  case HT_CUDA_OK: return HT_OK;
+  case HT_CUDA_ERR_CANCELLED: return HT_ERR_CANCELLED;
+  case HT_CUDA_ERR_NO_MEMORY:
+    ht_set_msg(job->msg, "GPU out of memory: %s", why);
+    return HT_ERR_NO_MEMORY;
+  case HT_CUDA_ERR_UNSUPPORTED:
+    ht_set_msg(job->msg, "%s", why);
+    return HT_ERR_UNSUPPORTED;
+  case HT_CUDA_ERR_NO_GPU:
+    ht_set_msg(job->msg, "%s", why);
+    return HT_ERR_NO_GPU;
+  default:
+    ht_set_msg(job->msg, "%s", why[0] ? why : "GPU failure");
+    return HT_ERR_GPU;
+  }
+}

@@ -161,6 +161,24 @@ typedef enum {
   HT_VARIANT_COUNT_CPU,
   /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
   HT_VARIANT_GPU_FIRST = 16,
+  HT_VARIANT_GPU_FAST = HT_VARIANT_GPU_FIRST, /* ours: a warp per band of
+                            32 rows, persistent kernel (cuda/fast.cu)   */
+  /* the paper's, Table V (2): global memory, as designed for the PRAM */
+  HT_VARIANT_GPU_3D_PED,
+  HT_VARIANT_GPU_2D_PED_ATOMIC,
+  HT_VARIANT_GPU_2D_PED_DOUBLE,
+  HT_VARIANT_GPU_2D_PEC,
+  /* Table V (3): the same with data permutation */
+  HT_VARIANT_GPU_3D_PED_PERM,
+  HT_VARIANT_GPU_2D_PED_ATOMIC_PERM,
+  HT_VARIANT_GPU_2D_PED_DOUBLE_PERM,
+  HT_VARIANT_GPU_2D_PEC_PERM,
+  /* Table V (4): parallelogram blocks in shared memory (Sec. V) */
+  HT_VARIANT_GPU_PB_PED,
+  HT_VARIANT_GPU_PB_PED_RC,
+  HT_VARIANT_GPU_PB_PEC,
+  HT_VARIANT_GPU_PB_PEC_RC,
+  HT_VARIANT_GPU_END,
 } ht_variant;
 
 HT_API const char *ht_variant_name(ht_variant v);

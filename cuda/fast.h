@@ -1,0 +1,44 @@
+/* cuda/fast.h: our own exact kernel (variant gpu-fast), used by module.cu. */
+#ifndef HT_CUDA_FAST_H
+#define HT_CUDA_FAST_H
+
+#include <cuda_runtime.h>
+#include "paper.h"
+
+/* One launch covers a "chunk" of rows that is resident on the device. */
+typedef struct {
+  const void *in;          /* 8- or 16-bit samples, rows rounded up to 32   */
+  size_t in_pitch;         /* bytes, multiple of 16, >= roundup(width, 32)  */
+  int in_bits;             /* 8 or 16                                       */
+  unsigned char *out;      /* lut[level] bytes, or packed bits              */
+  size_t out_pitch;        /* >= roundup(width, 32) (bytes) or /8 for bits  */
+  int out_bit1;
+  int width, height;       /* of the chunk                                  */
+  int levels;
+  int q[4][9];             /* Q12 weight of (dx, dy) at q[dy][dx + 4]       */
+  unsigned char lut[256];  /* level -> output byte (out_bit1 == 0)          */
+  /* Error rows handed from band to band: slot b holds the last `down`
+   * rows of band b - 1 (slot 0: the rows carried from the chunk above),
+   * as 64-bit words (tag << 32 | error). A word is valid when its tag is
+   * this launch's, so no fence or flag is needed between bands. */
+  unsigned long long *bound;
+  size_t bound_row;        /* words per boundary row, >= width              */
+  unsigned tag;            /* this launch's tag, never 0                    */
+  unsigned carry_tag;      /* tag of the carried rows in slot 0             */
+  int have_carry;
+  int *ticket;             /* zeroed before the launch: band order          */
+  const int *in_ready;     /* number of stripes uploaded so far             */
+  int stripe_rows;         /* multiple of 32                                */
+  unsigned *done;          /* host-mapped: done[band] = tag when written    */
+} ht_fast_params;
+
+/* Rows of boundary words per band for this filter (>= reach_down). */
+int ht_fast_down(const ht_gpu_filter *f);
+/* Launches the persistent kernel on `stream`; returns at once. `wps`:
+ * resident warps per multiprocessor to launch (0: default). */
+cudaError_t ht_fast_launch(const ht_gpu_filter *f, const ht_fast_params *p, int multiprocessors,
+                           int wps, cudaStream_t stream);
+/* Name of the kernel shape used for f, for the benchmark. */
+const char *ht_fast_shape_name(const ht_gpu_filter *f);
+
+#endif

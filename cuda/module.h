@@ -1,0 +1,115 @@
+/* cuda/module.h: the plain C ABI of libhalftone-cuda.so.
+ *
+ * The core never links the CUDA runtime: core/cuda_loader.c dlopen()s the
+ * module and calls its one exported symbol, ht_cuda_module_entry(), which
+ * returns this versioned table of functions. Everything crossing the
+ * boundary is plain C (no CUDA types), so the loader compiles without the
+ * CUDA headers. Bump HT_CUDA_ABI when a field changes meaning; add new
+ * fields only at the end.
+ */
+#ifndef HT_CUDA_MODULE_H
+#define HT_CUDA_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HT_CUDA_ABI 1
+#define HT_CUDA_ENTRY "ht_cuda_module_entry"
+
+/* Results of the module's functions. */
+enum {
+  HT_CUDA_OK = 0,
+  HT_CUDA_ERR_NO_GPU,      /* no driver, no device, device busy          */
+  HT_CUDA_ERR_GPU,         /* a CUDA call failed during the run          */
+  HT_CUDA_ERR_NO_MEMORY,   /* device or pinned host memory exhausted     */
+  HT_CUDA_ERR_UNSUPPORTED, /* e.g. a paper variant on a too large image  */
+  HT_CUDA_ERR_CANCELLED,
+};
+
+/* Variants: 0 is ours (gpu-fast), 1 + ht_gpu_paper_variant the paper's. */
+#define HT_CUDA_VARIANT_FAST 0
+#define HT_CUDA_VARIANT_PAPER_FIRST 1
+#define HT_CUDA_VARIANT_COUNT 13
+
+/* Same fields as ht_gpu_filter in cuda/paper.h (weights in Q12). */
+typedef struct {
+  int ntaps;
+  int dx[32], dy[32], q[32];
+  int reach_left, reach_right, reach_down, delay;
+  int levels;
+} ht_cuda_filter;
+
+/* How the output of one plane leaves the module. */
+enum {
+  HT_CUDA_OUT_U8 = 0, /* one byte per pixel: lut[level] into out      */
+  HT_CUDA_OUT_BIT1,   /* packed PBM bits into out (levels 2 only)     */
+  HT_CUDA_OUT_STORE,  /* level indices row by row through store()     */
+};
+
+/* One plane to halftone. */
+typedef struct {
+  int64_t width, height;
+  /* Input: a plane of 8-bit (v means v*257) or 16-bit samples, or, when
+   * in == NULL, rows produced by load() as 16-bit HT_FX values. */
+  const void *in;
+  size_t in_stride;
+  int in_bits;
+  void (*load)(void *user, int64_t y, uint16_t *dst);
+  /* Output. */
+  int out_kind;
+  void *out;
+  size_t out_stride;
+  uint8_t lut[256];
+  void (*store)(void *user, int64_t y, const uint8_t *levels);
+  /* Progress between stripes: false cancels. May be NULL. */
+  bool (*tick)(void *user, int64_t done, int64_t total);
+  void *user;
+} ht_cuda_io;
+
+typedef struct {
+  char name[128];
+  int cc_major, cc_minor;
+  int multiprocessors;
+  int driver_version, runtime_version; /* e.g. 13000 */
+  size_t memory;                       /* bytes */
+} ht_cuda_info;
+
+typedef struct ht_cuda_module_api {
+  int abi;
+  /* Finds a usable device. On failure returns an HT_CUDA_ERR_* code and a
+   * one-line reason in msg. */
+  int (*open)(void **dev, char *msg, size_t msg_size);
+  void (*close)(void *dev);
+  int (*info)(void *dev, ht_cuda_info *out);
+  /* Halftones one plane; exact (equal to core/ed.c). */
+  int (*run)(void *dev, int variant, const ht_cuda_filter *f, const ht_cuda_io *io,
+             char *msg, size_t msg_size);
+  /* Pinned host memory: transfers from and to it skip the staging copy. */
+  void *(*host_alloc)(void *dev, size_t bytes);
+  void (*host_free)(void *dev, void *p);
+  /* Benchmark hooks (tools/bench_cuda.c). bench_kernel uploads `in`
+   * (8-bit, tightly packed) once, times `reps` runs of the kernel(s)
+   * alone with device events, writes the median to *ms and the level
+   * indices of the last run to `levels`. */
+  int (*bench_kernel)(void *dev, int variant, const ht_cuda_filter *f, const uint8_t *in,
+                      int width, int height, int reps, uint8_t *levels, double *ms,
+                      char *msg, size_t msg_size);
+  /* Pinned host <-> device copies of `bytes`: median times in ms. */
+  int (*bench_transfer)(void *dev, size_t bytes, int reps, double *h2d_ms, double *d2h_ms,
+                        char *msg, size_t msg_size);
+  /* One warp runs `steps` dependent pixel steps of the FS kernel's inner
+   * loop: nanoseconds per step, the floor of any exact ED schedule. */
+  int (*bench_probe)(void *dev, int steps, double *ns_per_step, char *msg, size_t msg_size);
+} ht_cuda_module_api;
+
+typedef const ht_cuda_module_api *(*ht_cuda_entry_fn)(int abi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

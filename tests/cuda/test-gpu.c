@@ -1,0 +1,366 @@
+/* Every GPU variant against the CPU reference (core/ed.c, variant ed),
+ * bit for bit. Exits 77 when no GPU is usable.
+ *   test-gpu PHOTO.pgm PART
+ * PART: variants | filters | shapes | paths | stripes | errors */
+#include "cuda-test.h"
+
+static ht_context *cpu_ctx, *gpu_ctx;
+static int runs;
+
+static const char *const custom_wide = "- - - - * 5 3 1; 1 1 2 3 4 3 2 1 1; 0 0 0 1 2 1; 0 0 0 0 1 / 40";
+static const char *const custom_tall = "- * 3; 2 4 2; 1 2 1; 0 1 / 20";
+
+static size_t row_bytes(ht_format f, int64_t w, int ch) { return ht_format_row_bytes(f, w, ch); }
+
+typedef struct {
+  ht_image im;
+  uint8_t *mem;
+} img;
+
+static img make(int64_t w, int64_t h, int ch, ht_format f, size_t pad)
+{
+  img r;
+  r.im.width = w;
+  r.im.height = h;
+  r.im.channels = ch;
+  r.im.format = f;
+  r.im.stride = row_bytes(f, w, ch) + pad;
+  r.mem = xmalloc(r.im.stride * (size_t)h);
+  memset(r.mem, 0xA5, r.im.stride * (size_t)h);
+  r.im.data = r.mem;
+  return r;
+}
+
+/* Runs `p` on the CPU (variant ed) and on the GPU (variant v) and compares
+ * every output byte of every row. */
+static void compare(const char *what, const img *in, ht_format of, int och, const ht_params *p0, ht_variant v)
+{
+  ht_params p = *p0;
+  img a = make(in->im.width, in->im.height, och, of, 3), b = make(in->im.width, in->im.height, och, of, 5);
+  p.variant = HT_VARIANT_ED;
+  ht_status s = ht_run(cpu_ctx, &in->im, &a.im, &p);
+  CHECK(s == HT_OK, "%s: cpu: %s", what, ht_context_message(cpu_ctx));
+  p.variant = v;
+  s = ht_run(gpu_ctx, &in->im, &b.im, &p);
+  runs++;
+  CHECK(s == HT_OK, "%s [%s]: gpu: %s", what, ht_variant_name(v), ht_context_message(gpu_ctx));
+  if (s == HT_OK) {
+    CHECK(ht_context_last_backend(gpu_ctx) == HT_BACKEND_CUDA, "%s: did not run on the GPU", what);
+    size_t rb = row_bytes(of, in->im.width, och);
+    for (int64_t y = 0; y < in->im.height; y++) {
+      const uint8_t *ra = a.mem + (size_t)y * a.im.stride, *rbp = b.mem + (size_t)y * b.im.stride;
+      if (memcmp(ra, rbp, rb) != 0) {
+        size_t x = 0;
+        while (ra[x] == rbp[x])
+          x++;
+        CHECK(0, "%s [%s, %lldx%lld, %d levels, %s]: first difference at row %lld byte %zu (cpu %d, gpu %d)", what,
+              ht_variant_name(v), (long long)in->im.width, (long long)in->im.height, p.levels, p.filter.name,
+              (long long)y, x, ra[x], rbp[x]);
+        break;
+      }
+    }
+  }
+  free(a.mem);
+  free(b.mem);
+}
+
+static img random_img(int64_t w, int64_t h, int ch, ht_format f, uint64_t seed)
+{
+  img r = make(w, h, ch, f, 7);
+  if (f == HT_FORMAT_F32) {
+    uint64_t s = seed + 11;
+    for (int64_t y = 0; y < h; y++)
+      for (int64_t i = 0; i < w * ch; i++)
+        ((float *)(void *)(r.mem + (size_t)y * r.im.stride))[i] = (float)(rng_next(&s) >> 40) / (float)(1 << 24);
+  } else {
+    fill_random(r.mem, r.im.stride, w * ch, h, f == HT_FORMAT_U8 ? 1 : 2, seed);
+  }
+  return r;
+}
+
+static ht_filter filter_of(const char *spec)
+{
+  ht_filter f;
+  const ht_filter *b = ht_filter_by_name(spec);
+  if (b)
+    return *b;
+  char err[256];
+  if (ht_filter_parse(spec, &f, err, sizeof err) != HT_OK) {
+    fprintf(stderr, "bad test filter %s: %s\n", spec, err);
+    exit(99);
+  }
+  return f;
+}
+
+static const char *const filters[] = { "floyd-steinberg", "jarvis-judice-ninke", "stucki", "burkes", "sierra-3",
+                                       "sierra-2", "sierra-lite", "atkinson", NULL };
+
+static void part_variants(const img *photo)
+{
+  ht_params p;
+  ht_params_init(&p);
+  for (int v = HT_VARIANT_GPU_FIRST; v < HT_VARIANT_GPU_END; v++) {
+    compare("photo", photo, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+    img r = random_img(320, 200, 1, HT_FORMAT_U8, (uint64_t)v);
+    compare("random 320x200", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+    free(r.mem);
+  }
+}
+
+static void part_filters(const img *photo)
+{
+  const int levels[] = { 2, 3, 16 };
+  ht_params p;
+  ht_params_init(&p);
+  img r = random_img(97, 61, 1, HT_FORMAT_U8, 3);
+  for (int v = HT_VARIANT_GPU_FIRST; v < HT_VARIANT_GPU_END; v++)
+    for (int fi = 0; fi < 10; fi++) {
+      p.filter = filter_of(fi < 8 ? filters[fi] : fi == 8 ? custom_wide : custom_tall);
+      for (int li = 0; li < 3; li++) {
+        p.levels = levels[li];
+        compare("filters, random", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+        if (v == HT_VARIANT_GPU_FAST)
+          compare("filters, photo", photo, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+      }
+    }
+  free(r.mem);
+}
+
+static void part_shapes(void)
+{
+  static const int64_t shapes[][2] = { { 1, 1 }, { 1, 300 }, { 300, 1 }, { 2, 3 }, { 31, 33 }, { 97, 89 },
+                                       { 251, 241 }, { 33, 70 }, { 1000, 37 }, { 16384, 16 }, { 16, 16384 } };
+  ht_params p;
+  ht_params_init(&p);
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    img r = random_img(shapes[i][0], shapes[i][1], 1, HT_FORMAT_U8, 100 + i);
+    for (int v = HT_VARIANT_GPU_FIRST; v < HT_VARIANT_GPU_END; v++) {
+      p.filter = filter_of("floyd-steinberg");
+      p.levels = 2;
+      compare("shapes", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+      if (v == HT_VARIANT_GPU_FAST || v == HT_VARIANT_GPU_PB_PEC_RC) {
+        p.filter = filter_of("jarvis-judice-ninke");
+        p.levels = 3;
+        compare("shapes", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+        p.filter = filter_of(custom_wide);
+        p.levels = 2;
+        compare("shapes", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+      }
+    }
+    free(r.mem);
+  }
+}
+
+/* The pipeline's input and output paths (gpu-fast and one paper variant). */
+static void part_paths(void)
+{
+  ht_params p;
+  ht_params_init(&p);
+  const ht_variant vs[] = { HT_VARIANT_GPU_FAST, HT_VARIANT_GPU_PB_PEC };
+  for (int k = 0; k < 2; k++) {
+    ht_variant v = vs[k];
+    for (int fi = 0; fi < 3; fi++) {
+      p.filter = filter_of(fi == 0 ? "floyd-steinberg" : fi == 1 ? "stucki" : "atkinson");
+      p.levels = 2;
+      p.color = HT_COLOR_LUMA;
+      p.alpha = false;
+      img a = random_img(203, 117, 1, HT_FORMAT_U16, 21);
+      compare("16-bit in", &a, HT_FORMAT_U8, 1, &p, v);
+      compare("16-bit in, 16-bit out (store path)", &a, HT_FORMAT_U16, 1, &p, v);
+      compare("16-bit in, packed bits out", &a, HT_FORMAT_BIT1, 1, &p, v);
+      free(a.mem);
+      img b = random_img(203, 117, 1, HT_FORMAT_F32, 22);
+      compare("float in (load path)", &b, HT_FORMAT_U8, 1, &p, v);
+      free(b.mem);
+      img c = random_img(77, 59, 3, HT_FORMAT_U8, 23);
+      compare("RGB luma (load path)", &c, HT_FORMAT_U8, 1, &p, v);
+      compare("RGB luma, packed bits", &c, HT_FORMAT_BIT1, 1, &p, v);
+      p.color = HT_COLOR_PER_CHANNEL;
+      compare("RGB per channel", &c, HT_FORMAT_U8, 3, &p, v);
+      free(c.mem);
+      img d = random_img(61, 47, 4, HT_FORMAT_U8, 24);
+      p.alpha = true;
+      compare("RGBA per channel, alpha kept", &d, HT_FORMAT_U8, 4, &p, v);
+      p.levels = 5;
+      compare("RGBA per channel, 5 levels, 16-bit out", &d, HT_FORMAT_U16, 4, &p, v);
+      free(d.mem);
+      p.alpha = false;
+      p.color = HT_COLOR_LUMA;
+      p.levels = 2;
+      for (int64_t w = 1; w <= 70; w += 3) {
+        img e = random_img(w, 9 + w % 5, 1, HT_FORMAT_U8, 30 + (uint64_t)w);
+        compare("packed bits, odd widths", &e, HT_FORMAT_BIT1, 1, &p, v);
+        free(e.mem);
+      }
+    }
+  }
+  /* levels 256: every level is a lut entry */
+  p.filter = filter_of("floyd-steinberg");
+  p.levels = 256;
+  img f = random_img(150, 90, 1, HT_FORMAT_U16, 40);
+  compare("256 levels", &f, HT_FORMAT_U8, 1, &p, HT_VARIANT_GPU_FAST);
+  free(f.mem);
+}
+
+/* Small stripes and chunks: the stripe flags, the carried error rows. */
+static void part_stripes(void)
+{
+  ht_params p;
+  ht_params_init(&p);
+  static const char *const st[][2] = { { "32", "" }, { "64", "64" }, { "32", "96" }, { "", "32" } };
+  for (size_t k = 0; k < sizeof st / sizeof st[0]; k++) {
+    setenv("HT_CUDA_STRIPE_ROWS", st[k][0], 1);
+    setenv("HT_CUDA_CHUNK_ROWS", st[k][1], 1);
+    for (int fi = 0; fi < 4; fi++) {
+      p.filter = filter_of(fi == 0 ? "floyd-steinberg" : fi == 1 ? "jarvis-judice-ninke" : fi == 2 ? "atkinson"
+                                                                                                      : custom_wide);
+      for (int li = 0; li < 2; li++) {
+        p.levels = li ? 16 : 2;
+        img a = random_img(301, 1003, 1, HT_FORMAT_U8, 50 + k);
+        compare("stripes, 8-bit", &a, HT_FORMAT_U8, 1, &p, HT_VARIANT_GPU_FAST);
+        free(a.mem);
+        img b = random_img(129, 515, 1, HT_FORMAT_U16, 60 + k);
+        compare("stripes, 16-bit", &b, li ? HT_FORMAT_U16 : HT_FORMAT_BIT1, 1, &p, HT_VARIANT_GPU_FAST);
+        free(b.mem);
+      }
+    }
+  }
+  unsetenv("HT_CUDA_STRIPE_ROWS");
+  unsetenv("HT_CUDA_CHUNK_ROWS");
+}
+
+static int notices;
+static char notice_text[512];
+static void on_notice(const char *m, void *u)
+{
+  (void)u;
+  notices++;
+  snprintf(notice_text, sizeof notice_text, "%s", m);
+}
+
+static int ticks;
+static bool cancel_at_second(double f, void *u)
+{
+  (void)f;
+  (void)u;
+  return ++ticks < 2;
+}
+
+static void part_errors(void)
+{
+  const int64_t w = 400, h = 300;
+  img in = random_img(w, h, 1, HT_FORMAT_U8, 70);
+  img out = make(w, h, 1, HT_FORMAT_U8, 0), ref = make(w, h, 1, HT_FORMAT_U8, 0);
+  ht_params p;
+  ht_params_init(&p);
+  p.variant = HT_VARIANT_ED;
+  CHECK(ht_run(cpu_ctx, &in.im, &ref.im, &p) == HT_OK, "cpu");
+  p.variant = HT_VARIANT_AUTO;
+
+  /* simulated cudaMalloc failure: cuda -> clear error, nothing written */
+  setenv("HT_CUDA_FAIL_ALLOC", "1", 1);
+  for (int v = 0; v < 2; v++) {
+    p.variant = v ? HT_VARIANT_GPU_PB_PEC_RC : HT_VARIANT_AUTO;
+    ht_context *c = ht_context_new();
+    ht_context_set_backend(c, HT_BACKEND_CUDA);
+    memset(out.mem, 0x33, (size_t)(w * h));
+    ht_status s = ht_run(c, &in.im, &out.im, &p);
+    CHECK(s == HT_ERR_NO_MEMORY, "simulated allocation failure: status %d (%s)", (int)s, ht_context_message(c));
+    CHECK(strstr(ht_context_message(c), "HT_CUDA_FAIL_ALLOC") != NULL, "message: %s", ht_context_message(c));
+    bool untouched = true;
+    for (int64_t i = 0; i < w * h; i++)
+      untouched = untouched && out.mem[i] == 0x33;
+    CHECK(untouched, "a failed GPU run wrote output");
+    ht_context_free(c);
+  }
+  /* auto -> falls back with a notice and the exact result */
+  p.variant = HT_VARIANT_AUTO;
+  ht_context *c = ht_context_new();
+  ht_context_set_notice(c, on_notice, NULL);
+  ht_status s = ht_run(c, &in.im, &out.im, &p);
+  CHECK(s == HT_OK, "auto with failing allocation: %s", ht_context_message(c));
+  CHECK(notices == 1 && strstr(notice_text, "HT_CUDA_FAIL_ALLOC"), "notice: %d, \"%s\"", notices, notice_text);
+  CHECK(ht_context_last_backend(c) == HT_BACKEND_CPU, "not on the CPU");
+  CHECK(memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "fallback output differs");
+  ht_context_free(c);
+  unsetenv("HT_CUDA_FAIL_ALLOC");
+
+  /* cancel between stripes, then the same context still works */
+  setenv("HT_CUDA_STRIPE_ROWS", "32", 1);
+  c = ht_context_new();
+  ht_context_set_backend(c, HT_BACKEND_CUDA);
+  ht_context_set_progress(c, cancel_at_second, NULL);
+  img big = random_img(2000, 3000, 1, HT_FORMAT_U8, 71);
+  img bo = make(2000, 3000, 1, HT_FORMAT_U8, 0);
+  ticks = 0;
+  s = ht_run(c, &big.im, &bo.im, &p);
+  CHECK(s == HT_ERR_CANCELLED, "cancel: status %d (%s)", (int)s, ht_context_message(c));
+  ht_context_set_progress(c, NULL, NULL);
+  s = ht_run(c, &in.im, &out.im, &p);
+  CHECK(s == HT_OK && memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "run after a cancel: %s",
+        ht_context_message(c));
+  ht_context_free(c);
+  unsetenv("HT_CUDA_STRIPE_ROWS");
+  free(big.mem);
+  free(bo.mem);
+  free(in.mem);
+  free(out.mem);
+  free(ref.mem);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s PHOTO.pgm variants|filters|shapes|paths|stripes|errors\n", argv[0]);
+    return 99;
+  }
+  cpu_ctx = ht_context_new();
+  gpu_ctx = ht_context_new();
+  ht_context_set_backend(cpu_ctx, HT_BACKEND_CPU);
+  ht_context_set_backend(gpu_ctx, HT_BACKEND_CUDA);
+  {
+    uint8_t a[1] = { 100 }, b[1];
+    ht_image i = { 1, 1, 1, 1, HT_FORMAT_U8, a }, o = { 1, 1, 1, 1, HT_FORMAT_U8, b };
+    ht_params p;
+    ht_params_init(&p);
+    ht_status s = ht_run(gpu_ctx, &i, &o, &p);
+    if (s == HT_ERR_NO_GPU) {
+      printf("skipped: %s\n", ht_context_message(gpu_ctx));
+      return SKIP;
+    }
+  }
+  int64_t pw, ph;
+  uint8_t *pix = read_pgm(argv[1], &pw, &ph);
+  if (!pix) {
+    fprintf(stderr, "cannot read %s\n", argv[1]);
+    return 99;
+  }
+  img photo = { { pw, ph, (size_t)pw, 1, HT_FORMAT_U8, pix }, pix };
+
+  const char *part = argv[2];
+  if (!strcmp(part, "variants"))
+    part_variants(&photo);
+  else if (!strcmp(part, "filters"))
+    part_filters(&photo);
+  else if (!strcmp(part, "shapes"))
+    part_shapes();
+  else if (!strcmp(part, "paths"))
+    part_paths();
+  else if (!strcmp(part, "stripes"))
+    part_stripes();
+  else if (!strcmp(part, "errors"))
+    part_errors();
+  else {
+    fprintf(stderr, "unknown part %s\n", part);
+    return 99;
+  }
+  free(pix);
+  ht_context_free(cpu_ctx);
+  ht_context_free(gpu_ctx);
+  if (failures) {
+    fprintf(stderr, "test-gpu %s: %d check(s) failed in %d GPU runs\n", part, failures, runs);
+    return 1;
+  }
+  printf("test-gpu %s: %d GPU runs, all equal to the CPU\n", part, runs);
+  return 0;
+}
