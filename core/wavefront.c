@@ -55,6 +55,17 @@ typedef struct {
   char pad[64 - sizeof(uint64_t)];
 } progress;
 
+/* The chunk a row works on, in a fixed layout: with a compile-time
+ * stride between the G tiles, the interleaved loop addresses every row
+ * from one base and one index register (with row buffers of run-time
+ * stride it ran out of registers and spilled the row offsets). */
+#define TH 8 /* halo: the previous chunk's last errors (>= HT_FILTER_MAX_RIGHT) */
+typedef struct {
+  int32_t u[C];      /* upper sums of the chunk                          */
+  int32_t e[TH + C]; /* e[TH + i]: error of column i; e[TH - k]: halo    */
+  uint8_t lv[C];     /* level indices                                    */
+} tile;
+
 typedef struct wf wf;
 typedef void (*band_fn)(wf *W, int me, int64_t b);
 
@@ -75,7 +86,9 @@ struct wf {
   int32_t *up;         /* T sets of G rows                               */
   uint8_t *lv;         /* T sets of G rows                               */
   int32_t *zero;       /* a row of zeros: the rows above the image       */
+  tile *tiles;         /* T sets of G chunk tiles                          */
   progress *prog;      /* T + 1 slots, slot = band mod (T + 1)           */
+  void *prog_mem;
   band_fn band;
   _Atomic int go;      /* > 0: T is final, workers may start            */
 };
@@ -92,12 +105,14 @@ static inline void cpu_relax(void)
 /* Waits until band `b` has published `need` steps; false when the run was
  * cancelled meanwhile. Spins first (the wait is normally short), then
  * yields the core: there may be more threads than cores. */
-static bool wait_band(wf *W, int64_t b, uint64_t need)
+static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t *seen)
 {
   const uint64_t want = ((uint64_t)b << 32) | need;
+  if (*seen >= want)
+    return true; /* known from an earlier look: no cache-line traffic */
   progress *p = &W->prog[b % (W->T + 1)];
   for (unsigned spins = 0;; spins++) {
-    if (atomic_load_explicit(&p->v, memory_order_acquire) >= want)
+    if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want)
       return true;
     if (ht_job_cancelled(W->job))
       return false;
@@ -124,12 +139,12 @@ HT_AI int32_t quantize(const bool binary, const wf *W, int32_t v, uint8_t *lv)
   return v - W->level_value[q];
 }
 
-/* The upper sum of columns [x0, x1) of one row: u[x] (the input) plus
+/* The upper sum of columns [x0, x1) of one row into `u`: the input plus
  * the terms of the taps with dy >= 1 (sources x - R .. x + L of the rows
  * above). Every column is independent: this loop vectorises. */
 HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *restrict u,
-                 const int32_t *restrict s1, const int32_t *restrict s2, const int32_t *restrict s3,
-                 int64_t x0, int64_t x1)
+                 const int32_t *restrict in, const int32_t *restrict s1, const int32_t *restrict s2,
+                 const int32_t *restrict s3, int64_t x0, int64_t x1)
 {
   int32_t q[HT_FILTER_MAX_DOWN][BOXW];
 #pragma GCC unroll 4
@@ -137,8 +152,9 @@ HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *re
 #pragma GCC unroll 16
     for (int k = 0; k <= L + R; k++)
       q[dy - 1][k] = W->q[dy][HT_FILTER_MAX_LEFT + R - k]; /* source x - R + k: dx = R - k */
+  u -= x0;
   for (int64_t x = x0; x < x1; x++) {
-    int32_t v = u[x];
+    int32_t v = in[x];
 #pragma GCC unroll 16
     for (int k = 0; k <= L + R; k++) {
       v += ht_fx_term(s1[x - R + k], q[0][k]);
@@ -151,11 +167,11 @@ HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *re
   }
 }
 
-/* The in-row chains of N rows at once, n columns each. Row r's column i
- * is element r * disp + i of e, u and lv (the callers point them at the
- * first column); rows are independent, so their chains overlap. */
-HT_AI void chains(const int N, const int R, const bool binary, const wf *W, int32_t *restrict e,
-                  const int32_t *restrict u, uint8_t *restrict lv, ptrdiff_t disp, int64_t n)
+/* The in-row chains of N rows (tiles t[0..N-1]) at once, n columns
+ * each: each pixel adds the terms of its left neighbours (dy == 0) to
+ * its upper sum and rounds. Rows are independent, so their chains
+ * overlap in the pipeline. */
+HT_AI void chains(const int N, const int R, const bool binary, const wf *W, tile *restrict t, int64_t n)
 {
   int32_t q0[HT_FILTER_MAX_RIGHT + 1];
   int32_t prev[G];
@@ -164,27 +180,25 @@ HT_AI void chains(const int N, const int R, const bool binary, const wf *W, int3
     q0[k] = W->q[0][HT_FILTER_MAX_LEFT + k];
 #pragma GCC unroll 8
   for (int r = 0; r < N; r++)
-    prev[r] = e[r * disp - 1]; /* left neighbour: the previous chunk or the zero pad */
+    prev[r] = t[r].e[TH - 1];
   for (int64_t i = 0; i < n; i++) {
 #pragma GCC unroll 8
     for (int r = 0; r < N; r++) {
-      const ptrdiff_t o = r * disp + i;
-      int32_t v = u[o] + ht_fx_term(prev[r], q0[1]);
+      int32_t v = t[r].u[i] + ht_fx_term(prev[r], q0[1]);
 #pragma GCC unroll 4
       for (int k = 2; k <= R; k++)
-        v += ht_fx_term(e[o - k], q0[k]); /* stored a few steps ago: off the chain */
-      int32_t err = quantize(binary, W, v, &lv[o]);
-      e[o] = err;
+        v += ht_fx_term(t[r].e[TH + i - k], q0[k]); /* stored k steps ago: off the chain */
+      int32_t err = quantize(binary, W, v, &t[r].lv[i]);
+      t[r].e[TH + i] = err;
       prev[r] = err;
     }
   }
 }
 
-HT_AI void chains_n(const int R, const bool binary, const wf *W, int n_rows, int32_t *e, const int32_t *u,
-                    uint8_t *lv, ptrdiff_t disp, int64_t n)
+HT_AI void chains_n(const int R, const bool binary, const wf *W, int n_rows, tile *t, int64_t n)
 {
   switch (n_rows) {
-#define CASE(k) case k: chains(k, R, binary, W, e, u, lv, disp, n); break;
+#define CASE(k) case k: chains(k, R, binary, W, t, n); break;
     CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
 #undef CASE
   default: break;
@@ -203,22 +217,29 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
   const int32_t *Eprev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * G * S + PAD : NULL;
   int32_t *U = W->up + (size_t)me * G * S + PAD;
   uint8_t *LV = W->lv + (size_t)me * G * S + PAD;
+  tile *T = W->tiles + (size_t)me * G;
   /* source row of row j, dy rows up */
   const int32_t *src[G][HT_FILTER_MAX_DOWN + 1];
   for (int j = 0; j < g; j++)
     for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
       src[j][dy] = j >= dy ? E + (size_t)(j - dy) * S
                    : y0 + j - dy >= 0 ? Eprev + (size_t)(G + j - dy) * S : W->zero + PAD;
-  const ptrdiff_t disp = (ptrdiff_t)S - LAG * C; /* row j + 1 is LAG chunks behind row j */
   const int64_t steps = nchunks + LAG * (g - 1);
   progress *mine = &W->prog[b % (W->T + 1)];
+  uint64_t seen = 0;
   for (int64_t s = 0; s < steps; s++) {
     if (b > 0 && s < nchunks) {
       /* row 0 at chunk s reads the previous band's last row up to chunk
        * s + 1 (its window reaches L columns into the next chunk) */
       int64_t c_need = s + 1 < nchunks ? s + 1 : nchunks - 1;
-      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (G - 1) + 1)))
+      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (G - 1) + 1), &seen))
         return;
+      /* those rows were written by another core: fetch the part the next
+       * step needs now, so its misses overlap this step's work */
+      if (c_need + 1 < nchunks)
+        for (int dy = 1; dy <= D; dy++)
+          for (int64_t x = (c_need + 1) * C; x < (c_need + 2) * C; x += 16)
+            __builtin_prefetch(src[0][dy] + x);
     }
     /* rows with a chunk in this step: c = s - LAG * j in [0, nchunks) */
     int jlo = s - nchunks + 1 <= 0 ? 0 : (int)((s - nchunks + 1 + LAG - 1) / LAG);
@@ -229,20 +250,21 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
       if (c == 0)
         W->rows->load(W->rows, y0 + j, U + (size_t)j * S);
       const int64_t x0 = c * C, x1 = x0 + C < w ? x0 + C : w;
-      upper(L, R, D, W, U + (size_t)j * S, src[j][1], src[j][2], src[j][3], x0, x1);
+      int32_t *row = E + (size_t)j * S;
+      upper(L, R, D, W, T[j].u, U + (size_t)j * S, src[j][1], src[j][2], src[j][3], x0, x1);
+      memcpy(T[j].e, row + x0 - TH, TH * sizeof *row); /* the halo (zero pads at x0 == 0) */
       if (c < nfull && j < jfull)
         jfull = j;
     }
     /* a row whose last chunk is partial runs alone, to the last column */
-    for (int j = jlo; j < jfull; j++) {
-      const int64_t x0 = (s - LAG * j) * C;
-      chains(1, R, binary, W, E + (size_t)j * S + x0, U + (size_t)j * S + x0, LV + (size_t)j * S + x0, 0,
-             w - x0);
-    }
-    if (jfull <= jhi) {
-      const int64_t x0 = (s - LAG * jfull) * C;
-      const size_t o = (size_t)jfull * S + (size_t)x0;
-      chains_n(R, binary, W, jhi - jfull + 1, E + o, U + o, LV + o, disp, C);
+    for (int j = jlo; j < jfull; j++)
+      chains(1, R, binary, W, T + j, w - (s - LAG * j) * C);
+    if (jfull <= jhi)
+      chains_n(R, binary, W, jhi - jfull + 1, T + jfull, C);
+    for (int j = jlo; j <= jhi; j++) {
+      const int64_t x0 = (s - LAG * j) * C, n = x0 + C < w ? C : w - x0;
+      memcpy(E + (size_t)j * S + x0, T[j].e + TH, (size_t)n * sizeof *E);
+      memcpy(LV + (size_t)j * S + x0, T[j].lv, (size_t)n);
     }
     /* the row that finished its last chunk goes out */
     if (jlo <= jhi && s - LAG * jlo == nchunks - 1)
@@ -343,11 +365,15 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.up = ht_alloc(job, (size_t)T * G, W.S * sizeof *W.up);
   W.lv = ht_alloc(job, (size_t)T * G, W.S);
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
-  W.prog = ht_alloc(job, (size_t)T + 1, sizeof *W.prog);
+  W.tiles = ht_alloc(job, (size_t)T * G, sizeof *W.tiles);
+  /* calloc aligns to 16 bytes only: take one slot more and round up, so
+   * that every counter has its own cache line */
+  W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
+  W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
   workers = ht_alloc(job, (size_t)T, sizeof *workers);
   if (W.levels > 2)
     W.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
-  if (!W.e || !W.up || !W.lv || !W.zero || !W.prog || !workers || (W.levels > 2 && !W.qlut)) {
+  if (!W.e || !W.up || !W.lv || !W.zero || !W.tiles || !W.prog || !workers || (W.levels > 2 && !W.qlut)) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -386,7 +412,8 @@ out:
   free(W.up);
   free(W.lv);
   free(W.zero);
-  free(W.prog);
+  free(W.tiles);
+  free(W.prog_mem);
   free(workers);
   free(W.qlut);
   return st;
