@@ -35,6 +35,13 @@
 
 #include <string.h>
 
+/* The column sweep is unrolled this many times: the register windows
+ * then need no moves. */
+#ifndef HT_PB_STEP_UNROLL
+#define HT_PB_STEP_UNROLL 32
+#endif
+static constexpr int ht_pb_step_unroll = HT_PB_STEP_UNROLL;
+
 /* Bytes per row of the level tile in shared memory: 4 * an odd number,
  * so byte stores of one column by w threads hit w different banks. */
 #define HT_PB_BP 36
@@ -131,6 +138,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_pec(const ht_pbargs g, int t
   int32_t *me = A + (D + r) * P + hh;
   unsigned char *bo = B + r * HT_PB_BP;
   if constexpr (!RC) {
+#pragma unroll ht_pb_step_unroll
     for (int c = 0; c < w; c++) {
       int32_t s = me[c];
       for (int n = 0; n < g.ntaps; n++)
@@ -161,6 +169,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_pec(const ht_pbargs g, int t
         qw[dy][k] = g.qt[dy][RM - k + 4];
         win[dy][k] = me[-dy * P - sh * dy - RM + k];
       }
+#pragma unroll ht_pb_step_unroll
     for (int c = 0; c < w; c++) {
       int32_t s = me[c];
 #pragma unroll
@@ -200,6 +209,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_pec(const ht_pbargs g, int t
   /* levels out (one row per pass: lanes write consecutive columns), the
    * last hh errors of every row to block b+1, the last D rows to the
    * next strip */
+#pragma unroll
   for (int i = 0; i < w; i++) {
     const int yy = y0 + i, x = xb - sh * i + r;
     if (yy < g.H && x >= 0 && x < g.W)
@@ -266,6 +276,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_ped(const ht_pbargs g, int t
   int32_t *me = A + r * P;
   unsigned char *bo = B + r * HT_PB_BP;
   if constexpr (!RC) {
+#pragma unroll ht_pb_step_unroll
     for (int c = 0; c < w; c++) {
       const int32_t v = me[c];
       const int x = X + c;
@@ -300,6 +311,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_ped(const ht_pbargs g, int t
         qd[dy][k] = g.qt[dy][k - LM + 4];
         accd[dy][k] = 0;
       }
+#pragma unroll ht_pb_step_unroll
     for (int c = 0; c < w; c++) {
       const int32_t v = me[c] + acc0[0];
       const int x = X + c;
@@ -347,6 +359,7 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_ped(const ht_pbargs g, int t
   }
   __syncwarp();
 
+#pragma unroll
   for (int i = 0; i < w; i++) {
     const int yy = y0 + i, x = xb - sh * i + r;
     if (yy < g.H && x >= 0 && x < g.W)
@@ -355,15 +368,30 @@ __global__ void __launch_bounds__(HT_PAPER_W) ht_pb_ped(const ht_pbargs g, int t
       g.side[(size_t)yy * hh + r] = A[i * P + w + r];
   }
   /* blocks b and b+1 of a strip add to overlapping parts of bot; they run
-   * at different labels, so plain additions are safe */
-  for (int dd = 0; dd < D; dd++) {
-    const int i = w + dd, yy = y0 + i;
-    if (yy >= g.H)
-      break;
-    for (int cc = r; cc < w + hh; cc += w) {
-      const int x = xb - sh * i + cc;
+   * at different labels, so plain additions are safe. Lane r takes
+   * columns r and r + w (r < hh): distinct cells, so all loads go first. */
+  int32_t old0[3], old1[3];
+#pragma unroll
+  for (int dd = 0; dd < 3; dd++) {
+    const int i = w + dd, yy = y0 + i, x = xb - sh * i + r;
+    const int32_t *row = g.bot + ((size_t)S * D + dd) * g.W;
+    old0[dd] = old1[dd] = 0;
+    if (dd < D && yy < g.H) {
       if (x >= 0 && x < g.W)
-        g.bot[((size_t)S * D + dd) * g.W + x] += A[i * P + cc];
+        old0[dd] = row[x];
+      if (r < hh && x + w >= 0 && x + w < g.W)
+        old1[dd] = row[x + w];
+    }
+  }
+#pragma unroll
+  for (int dd = 0; dd < 3; dd++) {
+    const int i = w + dd, yy = y0 + i, x = xb - sh * i + r;
+    int32_t *row = g.bot + ((size_t)S * D + dd) * g.W;
+    if (dd < D && yy < g.H) {
+      if (x >= 0 && x < g.W)
+        row[x] = old0[dd] + A[i * P + r];
+      if (r < hh && x + w >= 0 && x + w < g.W)
+        row[x + w] = old1[dd] + A[i * P + r + w];
     }
   }
 }

@@ -7,7 +7,7 @@
  *
  *   nvcc -std=c++17 -O3 -arch=sm_90 -I core cuda/paper_selftest.cu \
  *        cuda/paper_global.cu cuda/paper_parallelogram.cu -o paper_selftest
- *   ./paper_selftest [--quick] [--no-bench] [--max-side N]
+ *   ./paper_selftest [--quick] [--no-bench] [--no-exact] [--only VARIANT]... [--max-side N]
  * Exit status 0 when every comparison matched, 1 otherwise, 77 without a
  * GPU. */
 #include "paper.h"
@@ -279,17 +279,23 @@ static long run_and_compare(ht_gpu_paper_variant v, const image &im, const ht_gp
 
 int main(int argc, char **argv)
 {
-  bool quick = false, bench = true;
+  bool quick = false, bench = true, exact = true;
+  unsigned only = 0; /* variants to time; 0: all */
   int max_side = 16384;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick"))
       quick = true;
     else if (!strcmp(argv[i], "--no-bench"))
       bench = false;
+    else if (!strcmp(argv[i], "--no-exact"))
+      exact = false;
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc && atoi(argv[i + 1]) >= 0 &&
+             atoi(argv[i + 1]) < HT_GPU_PAPER_COUNT)
+      only |= 1u << atoi(argv[++i]);
     else if (!strcmp(argv[i], "--max-side") && i + 1 < argc)
       max_side = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--quick] [--no-bench] [--max-side N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--no-bench] [--no-exact] [--only VARIANT]... [--max-side N]\n", argv[0]);
       return 2;
     }
   }
@@ -358,81 +364,37 @@ int main(int argc, char **argv)
   }
 
   /* --- exactness: filters x shapes x levels x bits --- */
-  std::vector<test_filter> filters = builtin_filters();
-  filters.push_back(full_filter());
-  for (int i = 0; i < (quick ? 3 : 7); i++)
-    filters.push_back(random_filter(i));
-  /* a filter with only a current-row tap: no row depends on another */
-  {
-    const tap one[] = { { 1, 0, 1 } };
-    filters.push_back(make_filter("row-only", one, 1, 2));
-  }
-  const int shapes[][2] = { { 1, 1 },   { 1, 37 },   { 37, 1 },  { 2, 2 },     { 31, 17 },
-                            { 33, 65 }, { 67, 3 },   { 3, 67 },  { 101, 97 },  { 257, 129 },
-                            { 64, 64 }, { 1031, 7 }, { 7, 1031 }, { 130, 300 }, { 4099, 2 } };
-  const int level_list[] = { 2, 3, 4, 7, 16, 100, 255, 256 };
-  const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
-  int combo = 0;
-  for (int si = 0; si < nshapes; si++) {
-    if (quick && si % 2)
-      continue;
-    const int W = shapes[si][0], H = shapes[si][1];
-    for (size_t fi = 0; fi < filters.size(); fi++, combo++) {
-      const int bits = (combo % 3 == 2) ? 16 : 8;
-      const int levels = (fi == 0 && si % 2 == 0) ? 2 : level_list[combo % 8];
-      image im = make_image(W, H, bits, combo);
-      ht_gpu_filter f = filters[fi].f;
-      f.levels = levels;
-      std::vector<uint8_t> ref((size_t)W * H);
-      reference(im.fx.data(), W, H, &f, levels, ref.data());
-      void *d_in;
-      unsigned char *d_out;
-      const size_t out_pitch = (size_t)W + 7;
-      CHECK(cudaMalloc(&d_in, im.raw.size()));
-      CHECK(cudaMalloc((void **)&d_out, out_pitch * (size_t)H));
-      CHECK(cudaMemcpy(d_in, im.raw.data(), im.raw.size(), cudaMemcpyHostToDevice));
-      std::vector<uint8_t> host_out;
-      for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
-        char where[160] = "";
-        long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out,
-                                   out_pitch, host_out, st, where, sizeof where);
-        runs++;
-        if (bad) {
-          failures++;
-          per_variant_fail[v]++;
-          if (printed++ < 40)
-            printf("FAIL %-24s %-20s L=%-3d %dx%d %d-bit: %ld wrong, %s\n", variant_names[v],
-                   filters[fi].name, levels, W, H, bits, bad, where);
-        }
-      }
-      CHECK(cudaFree(d_in));
-      CHECK(cudaFree(d_out));
+  if (exact) {
+    std::vector<test_filter> filters = builtin_filters();
+    filters.push_back(full_filter());
+    for (int i = 0; i < (quick ? 3 : 7); i++)
+      filters.push_back(random_filter(i));
+    /* a filter with only a current-row tap: no row depends on another */
+    {
+      const tap one[] = { { 1, 0, 1 } };
+      filters.push_back(make_filter("row-only", one, 1, 2));
     }
-  }
-  /* --- larger and extreme shapes, fewer filters; and a delay above the
-   * derived one (f->delay is honoured: slower, still exact) --- */
-  {
-    std::vector<test_filter> fl = builtin_filters();
-    test_filter slow = fl[0];
-    snprintf(slow.name, sizeof slow.name, "fs-delay-5");
-    slow.f.delay = 5;
-    const test_filter *pick[] = { &fl[0], &fl[1], &filters[8], &slow };
-    const int big[][2] = { { 70001, 3 }, { 3, 20011 }, { 1, 50000 }, { 50000, 1 }, { 1500, 1001 } };
-    int idx = 0;
-    for (auto &sh : big)
-      for (const test_filter *tf : pick) {
-        if (quick && idx % 3)
-          continue;
-        const int W = sh[0], H = sh[1], bits = idx % 2 ? 16 : 8, levels = idx % 3 ? 2 : 5;
-        idx++;
-        image im = make_image(W, H, bits, idx);
-        ht_gpu_filter f = tf->f;
+    const int shapes[][2] = { { 1, 1 },   { 1, 37 },   { 37, 1 },  { 2, 2 },     { 31, 17 },
+                              { 33, 65 }, { 67, 3 },   { 3, 67 },  { 101, 97 },  { 257, 129 },
+                              { 64, 64 }, { 1031, 7 }, { 7, 1031 }, { 130, 300 }, { 4099, 2 } };
+    const int level_list[] = { 2, 3, 4, 7, 16, 100, 255, 256 };
+    const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
+    int combo = 0;
+    for (int si = 0; si < nshapes; si++) {
+      if (quick && si % 2)
+        continue;
+      const int W = shapes[si][0], H = shapes[si][1];
+      for (size_t fi = 0; fi < filters.size(); fi++, combo++) {
+        const int bits = (combo % 3 == 2) ? 16 : 8;
+        const int levels = (fi == 0 && si % 2 == 0) ? 2 : level_list[combo % 8];
+        image im = make_image(W, H, bits, combo);
+        ht_gpu_filter f = filters[fi].f;
         f.levels = levels;
         std::vector<uint8_t> ref((size_t)W * H);
         reference(im.fx.data(), W, H, &f, levels, ref.data());
         void *d_in;
         unsigned char *d_out;
-        const size_t out_pitch = (size_t)W + 3;
+        const size_t out_pitch = (size_t)W + 7;
         CHECK(cudaMalloc(&d_in, im.raw.size()));
         CHECK(cudaMalloc((void **)&d_out, out_pitch * (size_t)H));
         CHECK(cudaMemcpy(d_in, im.raw.data(), im.raw.size(), cudaMemcpyHostToDevice));
@@ -447,17 +409,64 @@ int main(int argc, char **argv)
             per_variant_fail[v]++;
             if (printed++ < 40)
               printf("FAIL %-24s %-20s L=%-3d %dx%d %d-bit: %ld wrong, %s\n", variant_names[v],
-                     tf->name, levels, W, H, bits, bad, where);
+                     filters[fi].name, levels, W, H, bits, bad, where);
           }
         }
         CHECK(cudaFree(d_in));
         CHECK(cudaFree(d_out));
       }
+    }
+    /* --- larger and extreme shapes, fewer filters; and a delay above the
+     * derived one (f->delay is honoured: slower, still exact) --- */
+    {
+      std::vector<test_filter> fl = builtin_filters();
+      test_filter slow = fl[0];
+      snprintf(slow.name, sizeof slow.name, "fs-delay-5");
+      slow.f.delay = 5;
+      const test_filter *pick[] = { &fl[0], &fl[1], &filters[8], &slow };
+      const int big[][2] = { { 70001, 3 }, { 3, 20011 }, { 1, 50000 }, { 50000, 1 }, { 1500, 1001 } };
+      int idx = 0;
+      for (auto &sh : big)
+        for (const test_filter *tf : pick) {
+          if (quick && idx % 3)
+            continue;
+          const int W = sh[0], H = sh[1], bits = idx % 2 ? 16 : 8, levels = idx % 3 ? 2 : 5;
+          idx++;
+          image im = make_image(W, H, bits, idx);
+          ht_gpu_filter f = tf->f;
+          f.levels = levels;
+          std::vector<uint8_t> ref((size_t)W * H);
+          reference(im.fx.data(), W, H, &f, levels, ref.data());
+          void *d_in;
+          unsigned char *d_out;
+          const size_t out_pitch = (size_t)W + 3;
+          CHECK(cudaMalloc(&d_in, im.raw.size()));
+          CHECK(cudaMalloc((void **)&d_out, out_pitch * (size_t)H));
+          CHECK(cudaMemcpy(d_in, im.raw.data(), im.raw.size(), cudaMemcpyHostToDevice));
+          std::vector<uint8_t> host_out;
+          for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
+            char where[160] = "";
+            long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out,
+                                       out_pitch, host_out, st, where, sizeof where);
+            runs++;
+            if (bad) {
+              failures++;
+              per_variant_fail[v]++;
+              if (printed++ < 40)
+                printf("FAIL %-24s %-20s L=%-3d %dx%d %d-bit: %ld wrong, %s\n", variant_names[v],
+                       tf->name, levels, W, H, bits, bad, where);
+            }
+          }
+          CHECK(cudaFree(d_in));
+          CHECK(cudaFree(d_out));
+        }
+    }
+    printf("exactness: %ld runs, %ld failed\n", runs, failures);
+    for (int v = 0; v < HT_GPU_PAPER_COUNT; v++)
+      printf("  %-24s %s (%ld failed)\n", variant_names[v], per_variant_fail[v] ? "FAIL" : "PASS",
+             per_variant_fail[v]);
+
   }
-  printf("exactness: %ld runs, %ld failed\n", runs, failures);
-  for (int v = 0; v < HT_GPU_PAPER_COUNT; v++)
-    printf("  %-24s %s (%ld failed)\n", variant_names[v], per_variant_fail[v] ? "FAIL" : "PASS",
-           per_variant_fail[v]);
 
   /* --- timing (Table V rows), Floyd-Steinberg, binary, 8-bit --- */
   if (bench) {
@@ -503,6 +512,8 @@ int main(int argc, char **argv)
       CHECK(cudaEventCreate(&e0));
       CHECK(cudaEventCreate(&e1));
       for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
+        if (only && !(only >> v & 1u))
+          continue;
         char where[160] = "";
         /* the first run warms the pool and is checked */
         long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out,
@@ -534,6 +545,8 @@ int main(int argc, char **argv)
       CHECK(cudaFree(d_out));
     }
     for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
+      if (only && !(only >> v & 1u))
+        continue;
       printf("%-24s", variant_names[v]);
       for (int s = 0; s < 5; s++)
         if (sides[s] <= max_side) {
@@ -565,6 +578,8 @@ int main(int argc, char **argv)
     CHECK(cudaEventCreate(&e1));
     printf("\nJarvis-Judice-Ninke, 2 levels, 4096x4096 (same method), ms:\n");
     for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
+      if (only && !(only >> v & 1u))
+        continue;
       char where[160] = "";
       long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out, (size_t)N,
                                  host_out, st, where, sizeof where);
