@@ -28,8 +28,8 @@ typedef struct {
 
 /* Rejects what the kernels cannot do exactly; fills `pf`. The delay is
  * derived here from the taps (the rule of core/filters.c
- * ht_filter_derive) rather than trusted, and never below f->delay: a
- * larger delay is slower but still exact, a smaller one would not be. */
+ * ht_filter_derive) rather than trusted; a larger f->delay (up to 8) is
+ * honoured: slower but still exact, where a smaller one would not be. */
 static inline cudaError_t ht_paper_check(const ht_gpu_filter *f, int in_bits, int width,
                                          int height, ht_paper_filter *pf)
 {

@@ -116,7 +116,8 @@ ht_paper_step(const ht_gargs g, int t, int ct, int i_lo, int i_hi, int ph)
   }
 }
 
-/* a[i][j] = input in HT_FX units (the "as is" forms keep the layout). */
+/* a[i][j] = input in HT_FX units, for Table V (2): the algorithms of
+ * Sec. IV on the image as it is laid out. */
 __global__ void ht_paper_load_plain(const unsigned char *in, int bits, size_t pitch, int32_t *a,
                                     int W, int H)
 {

@@ -35,8 +35,10 @@
 
 #include <string.h>
 
-/* The column sweep is unrolled this many times: the register windows
- * then need no moves. */
+/* The column sweep is unrolled this many times, so the register windows
+ * need no moves. On an H200 (4K, Floyd-Steinberg) full unrolling made
+ * 2-D PEC with RC 9% faster and plain 2-D PED 16% slower than 1; 32 is
+ * the setting the self-test verified. */
 #ifndef HT_PB_STEP_UNROLL
 #define HT_PB_STEP_UNROLL 32
 #endif
