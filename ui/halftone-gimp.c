@@ -256,7 +256,8 @@ preview_draw (GimpPreview *preview, PreviewState *st)
   gint          px, py, pw, ph, zoom = MAX (1, st->vals->zoom);
   gint          sw, sh;
   GeglRectangle vis;
-  guchar       *src, *dst;
+  guchar       *src, *dst, *orig, *mask;
+  gsize         npx;
   const GeglRectangle *ext;
   gchar        *problem;
 
@@ -295,29 +296,66 @@ preview_draw (GimpPreview *preview, PreviewState *st)
    * pixel becomes a zoom x zoom block (no smoothing: dots stay dots). */
   gimp_preview_get_position (preview, &px, &py);
   gimp_preview_get_size (preview, &pw, &ph);
-  ext = gegl_buffer_get_extent (st->result);
+
+  /* What the merge will make of it: the result where the selection is,
+   * the original elsewhere (the preview shows a border around the
+   * selection), blended by the mask. Composited here rather than with
+   * gimp_preview_draw_buffer(), whose selection path in GIMP 2.10
+   * offsets the buffer by the drawn width instead of the rowstride. */
   sw  = (pw + zoom - 1) / zoom;
   sh  = (ph + zoom - 1) / zoom;
   vis = (GeglRectangle) { px, py, sw, sh };
-  gegl_rectangle_intersect (&vis, &vis, ext);
-  if (vis.width <= 0 || vis.height <= 0)
-    return;
-  src = g_malloc ((gsize) vis.width * (gsize) vis.height * 4);
-  dst = g_malloc0 ((gsize) pw * (gsize) ph * 4);
+  npx = (gsize) sw * (gsize) sh;
+  src  = g_malloc0 (npx * 4);
+  orig = g_malloc0 (npx * 4);
+  mask = g_malloc (npx);
   gegl_buffer_get (st->result, &vis, 1.0, babl_format ("R'G'B'A u8"), src,
                    GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+  {
+    GeglBuffer *whole = gimp_drawable_get_buffer (st->drawable_id);
+    gint32      image = gimp_item_get_image (st->drawable_id);
+
+    gegl_buffer_get (whole, &vis, 1.0, babl_format ("R'G'B'A u8"), orig,
+                     GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+    g_object_unref (whole);
+    if (gimp_selection_is_empty (image))
+      memset (mask, 255, npx);
+    else
+      {
+        gint          ox, oy;
+        GeglBuffer   *sel = gimp_drawable_get_buffer (gimp_image_get_selection (image));
+        GeglRectangle in_image;
+
+        gimp_drawable_offsets (st->drawable_id, &ox, &oy);
+        in_image = (GeglRectangle) { vis.x + ox, vis.y + oy, sw, sh };
+        gegl_buffer_get (sel, &in_image, 1.0, babl_format ("Y u8"), mask,
+                         GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+        g_object_unref (sel);
+      }
+  }
+  ext = gegl_buffer_get_extent (st->result);
+  for (gsize i = 0; i < npx; i++)
+    {
+      gint x = px + (gint) (i % (gsize) sw), y = py + (gint) (i / (gsize) sw);
+      guint m = mask[i];
+
+      if (x < ext->x || y < ext->y || x >= ext->x + ext->width || y >= ext->y + ext->height)
+        m = 0; /* not computed: outside the selection bounds */
+      for (gint c = 0; c < 4; c++)
+        src[i * 4 + (gsize) c] = (guchar) ((src[i * 4 + (gsize) c] * m +
+                                            orig[i * 4 + (gsize) c] * (255 - m) + 127) / 255);
+    }
+
+  dst = g_malloc0 ((gsize) pw * (gsize) ph * 4);
   for (gint y = 0; y < ph; y++)
     for (gint x = 0; x < pw; x++)
-      {
-        gint sx = x / zoom, sy = y / zoom;
-
-        if (sx < vis.width && sy < vis.height)
-          memcpy (dst + ((gsize) y * (gsize) pw + (gsize) x) * 4,
-                  src + ((gsize) sy * (gsize) vis.width + (gsize) sx) * 4, 4);
-      }
+      memcpy (dst + ((gsize) y * (gsize) pw + (gsize) x) * 4,
+              src + ((gsize) (y / zoom) * (gsize) sw + (gsize) (x / zoom)) * 4, 4);
   gimp_preview_area_draw (GIMP_PREVIEW_AREA (gimp_preview_get_area (preview)),
                           0, 0, pw, ph, GIMP_RGBA_IMAGE, dst, pw * 4);
   g_free (src);
+  g_free (orig);
+  g_free (mask);
   g_free (dst);
 }
 
@@ -513,9 +551,13 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
   gtk_widget_show (dlg);
   /* Room for a useful amount of dots at 1:1; set after the preview's
    * style handler has applied its default size, which it would reset. */
-  gtk_widget_set_size_request (gimp_preview_get_area (GIMP_PREVIEW (st.preview)),
-                               MIN (440, gimp_drawable_width (drawable_id)),
-                               MIN (320, gimp_drawable_height (drawable_id)));
+  if (st.source)
+    {
+      const GeglRectangle *bounds = gegl_buffer_get_extent (st.source);
+
+      gtk_widget_set_size_request (gimp_preview_get_area (GIMP_PREVIEW (st.preview)),
+                                   MIN (440, bounds->width), MIN (320, bounds->height));
+    }
 
   ok = gimp_dialog_run (GIMP_DIALOG (dlg)) == GTK_RESPONSE_OK;
 
