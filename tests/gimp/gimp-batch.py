@@ -60,13 +60,18 @@ def main():
         ('badlevels', photo, '0 "" 1 0 0 0 1 0', None),
         ('select', photo, '0 "" 2 0 0 0 1 0', (100, 50, 200, 120)),
         ('lastvals', photo, None, None),
+        ('u16', photo, '0 "" 2 0 0 0 1 0', 'PRECISION-U16-LINEAR'),
+        ('float', photo, '0 "" 2 0 0 0 1 0', 'PRECISION-FLOAT-LINEAR'),
     ]
     script = []
     for name, src, args, sel in runs:
         call = (f'(plug-in-halftone-dither RUN-NONINTERACTIVE image drawable {args})' if args
                 else '(plug-in-halftone-dither RUN-WITH-LAST-VALS image drawable 0 "" 2 0 0 0 0 0)')
-        select = (f'(gimp-image-select-rectangle image CHANNEL-OP-REPLACE {sel[0]} {sel[1]} {sel[2]} {sel[3]})'
-                  if sel else '')
+        if isinstance(sel, str):  # a precision to convert to first
+            select = f'(gimp-image-convert-precision image {sel}) (set! drawable (car (gimp-image-get-active-drawable image)))'
+        else:
+            select = (f'(gimp-image-select-rectangle image CHANNEL-OP-REPLACE {sel[0]} {sel[1]} {sel[2]} {sel[3]})'
+                      if sel else '')
         script.append(
             f'(let* ((image (car (gimp-file-load RUN-NONINTERACTIVE {scheme_str(src)} {scheme_str(src)})))'
             f' (drawable (car (gimp-image-get-active-drawable image))))'
@@ -114,7 +119,8 @@ def main():
         if not ok:
             failed += 1
 
-    for name in ('jjn', 'perchan', 'custom', 'rgba', 'badcoef', 'badlevels', 'select', 'lastvals'):
+    for name in ('jjn', 'perchan', 'custom', 'rgba', 'badcoef', 'badlevels', 'select', 'lastvals',
+                 'u16', 'float'):
         check(os.path.exists(out(name + '.png')), f'{name}: GIMP exported a result')
     if failed:
         return 1
@@ -175,6 +181,17 @@ def main():
     g = as_gray16(png.read_png(out('lastvals.png')))
     ref = as_gray16(gegl_ref('default', photo, []))
     check(g[2] == ref[2], 'lastvals: defaults used (equals gegl with default properties)')
+
+    # high bit depth layers (linear-light precisions): still pure black and
+    # white, and the mean tone of the stored 8-bit values is kept
+    w, h, ch, mx, s0 = original
+    mean_in = sum(0.2126 * s0[i] + 0.7152 * s0[i + 1] + 0.0722 * s0[i + 2]
+                  for i in range(0, w * h * ch, ch)) / (w * h * 255.0)
+    for name in ('u16', 'float'):
+        g = as_gray16(png.read_png(out(name + '.png')))
+        check(g[4] == 0 and set(g[2]) == {0, 65535}, f'{name}: black and white only (R = G = B)')
+        mean_out = sum(g[2]) / (len(g[2]) * 65535.0)
+        check(abs(mean_out - mean_in) < 0.01, f'{name}: mean tone {mean_out:.4f}, input {mean_in:.4f}')
 
     cancelled, untouched = cancel_run(gimp, env, photo, out)
     check(cancelled, 'cancel: the plug-in was stopped while it ran and the call failed')
