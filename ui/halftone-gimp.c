@@ -304,6 +304,18 @@ preview_draw (GimpPreview *preview, PreviewState *st)
    * offsets the buffer by the drawn width instead of the rowstride. */
   sw  = (pw + zoom - 1) / zoom;
   sh  = (ph + zoom - 1) / zoom;
+  if (zoom > 1)
+    {
+      /* The scrollbars span the image for a 1:1 view; enlarged, fewer
+       * pixels are shown, so map the scroll position over the whole
+       * image or its right and bottom parts could never be reached. */
+      gint bw = preview->xmax - preview->xmin, bh = preview->ymax - preview->ymin;
+
+      px = bw > pw ? preview->xmin + (gint) ((gint64) (px - preview->xmin) * (bw - sw) / (bw - pw))
+                   : preview->xmin;
+      py = bh > ph ? preview->ymin + (gint) ((gint64) (py - preview->ymin) * (bh - sh) / (bh - ph))
+                   : preview->ymin;
+    }
   vis = (GeglRectangle) { px, py, sw, sh };
   npx = (gsize) sw * (gsize) sh;
   src  = g_malloc0 (npx * 4);
