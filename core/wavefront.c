@@ -44,6 +44,8 @@
 #define C 64      /* columns per chunk (>= the largest delay, 5)          */
 #define LAG 2     /* chunks between consecutive rows                       */
 #define PAD 8     /* zero columns left and right of every e row (>= 4)     */
+#define PUB 4     /* steps between two publications of a band's progress  */
+#define SLACK 8   /* extra steps a waiting band lets its predecessor run   */
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
 
@@ -103,14 +105,22 @@ static inline void cpu_relax(void)
 }
 
 /* Waits until band `b` has published `need` steps; false when the run was
- * cancelled meanwhile. Spins first (the wait is normally short), then
- * yields the core: there may be more threads than cores. */
-static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t *seen)
+ * cancelled meanwhile. `seen` caches the last value read, so a thread
+ * that is well behind touches the shared cache line only rarely. When it
+ * does have to wait, it waits for SLACK steps more than it needs (at most
+ * `all`, the band's total), so that it does not trail the band at the
+ * minimum distance, re-reading the counter (and taking the line away from
+ * the writer) at every step. Spins first (the wait is normally short),
+ * then yields the core: there may be more threads than cores. */
+static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *seen)
 {
-  const uint64_t want = ((uint64_t)b << 32) | need;
-  if (*seen >= want)
-    return true; /* known from an earlier look: no cache-line traffic */
+  const uint64_t base = (uint64_t)b << 32;
+  if (*seen >= base + need)
+    return true;
   progress *p = &W->prog[b % (W->T + 1)];
+  if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
+    return true;
+  const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
   for (unsigned spins = 0;; spins++) {
     if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want)
       return true;
@@ -232,13 +242,18 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
       /* row 0 at chunk s reads the previous band's last row up to chunk
        * s + 1 (its window reaches L columns into the next chunk) */
       int64_t c_need = s + 1 < nchunks ? s + 1 : nchunks - 1;
-      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (G - 1) + 1), &seen))
+      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (G - 1) + 1), (uint64_t)(nchunks + LAG * (G - 1)),
+                     &seen))
         return;
-      /* those rows were written by another core: fetch the part the next
-       * step needs now, so its misses overlap this step's work */
-      if (c_need + 1 < nchunks)
+      /* The previous band's rows were written by another core, so every
+       * line row 0 reads from them is a coherence miss. Fetch the lines of
+       * a chunk it will need two steps from now, once `seen` shows that
+       * chunk finished (never earlier: a line fetched before its last write
+       * is only taken back by the writer). */
+      const int64_t c_pre = s + 2, prev_done = (int64_t)(seen & 0xffffffffu) - LAG * (G - 1);
+      if ((int64_t)(seen >> 32) == b - 1 && c_pre < prev_done && c_pre < nchunks)
         for (int dy = 1; dy <= D; dy++)
-          for (int64_t x = (c_need + 1) * C; x < (c_need + 2) * C; x += 16)
+          for (int64_t x = c_pre * C; x < c_pre * C + C; x += 64 / (int64_t)sizeof(int32_t))
             __builtin_prefetch(src[0][dy] + x);
     }
     /* rows with a chunk in this step: c = s - LAG * j in [0, nchunks) */
@@ -269,7 +284,10 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
     /* the row that finished its last chunk goes out */
     if (jlo <= jhi && s - LAG * jlo == nchunks - 1)
       W->rows->store(W->rows, y0 + jlo, LV + (size_t)jlo * S);
-    atomic_store_explicit(&mine->v, ((uint64_t)b << 32) | (uint64_t)(s + 1), memory_order_release);
+    /* publish every PUB steps: each store may have to take the line back
+     * from a reader on another core */
+    if ((s + 1) % PUB == 0 || s + 1 == steps)
+      atomic_store_explicit(&mine->v, ((uint64_t)b << 32) | (uint64_t)(s + 1), memory_order_release);
   }
 }
 
