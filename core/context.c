@@ -144,10 +144,13 @@ void ht_set_msg(char *msg, const char *fmt, ...)
 static ht_status fail(ht_context *ctx, ht_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static ht_status fail(ht_context *ctx, ht_status s, const char *fmt, ...)
 {
+  /* formatted aside first: callers pass job->msg, which is ctx->msg */
+  char buf[HT_MSG_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
+  vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  memcpy(ctx->msg, buf, sizeof ctx->msg);
   return s;
 }
 

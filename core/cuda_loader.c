@@ -129,15 +129,15 @@ void ht_cuda_close(ht_cuda *c)
 typedef struct {
   ht_job *job;
   const ht_rows *rows;
-  int32_t *scratch;
 } bridge;
 
-static void bridge_load(void *user, int64_t y, uint16_t *dst)
+/* Called by the module's copy threads, each with its own scratch row. */
+static void bridge_load(void *user, int64_t y, uint16_t *dst, int32_t *scratch)
 {
-  bridge *b = user;
-  b->rows->load(b->rows, y, b->scratch);
+  const bridge *b = user;
+  b->rows->load(b->rows, y, scratch);
   for (int64_t x = 0; x < b->rows->width; x++)
-    dst[x] = (uint16_t)b->scratch[x]; /* HT_FX values are 0..65535 */
+    dst[x] = (uint16_t)scratch[x]; /* HT_FX values are 0..65535 */
 }
 
 static void bridge_store(void *user, int64_t y, const uint8_t *levels)
@@ -174,7 +174,7 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
   f.delay = jf->delay;
   f.levels = job->levels;
 
-  bridge b = { job, rows, NULL };
+  bridge b = { job, rows };
   ht_cuda_io io;
   memset(&io, 0, sizeof io);
   io.width = rows->width;
@@ -188,9 +188,6 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
     io.in_stride = rows->in_stride;
     io.in_bits = rows->in_format == HT_FORMAT_U8 ? 8 : 16;
   } else {
-    b.scratch = ht_alloc(job, (size_t)rows->width, sizeof *b.scratch);
-    if (!b.scratch)
-      return HT_ERR_NO_MEMORY;
     io.load = bridge_load;
   }
   if (rows->out_format == HT_FORMAT_BIT1 && rows->out_channels == 1) {
@@ -210,7 +207,6 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
 
   char why[HT_MSG_MAX] = "";
   int r = c->api->run(c->dev, v, &f, &io, why, sizeof why);
-  free(b.scratch);
   switch (r) {
   case HT_CUDA_OK: return HT_OK;
   case HT_CUDA_ERR_CANCELLED: return HT_ERR_CANCELLED;

@@ -30,6 +30,8 @@ typedef struct {
   const int *in_ready;     /* number of stripes uploaded so far             */
   int stripe_rows;         /* multiple of 32                                */
   unsigned *done;          /* host-mapped: done[band] = tag when written    */
+  unsigned long long *trace; /* benchmark only: %globaltimer at each band's
+                              start and end (2 per band), or NULL        */
 } ht_fast_params;
 
 /* Rows of boundary words per band for this filter (>= reach_down). */

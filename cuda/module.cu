@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <thread>
 #include <vector>
 #include <sched.h>
 
@@ -100,6 +101,45 @@ long env_long(const char *name, long def)
   char *end;
   long v = strtol(s, &end, 10);
   return *end ? def : v;
+}
+
+/* Runs fn(r0, r1) over rows [0, n) split among up to `threads` threads:
+ * the staging copies of pageable memory are bound by one core's memcpy
+ * rate otherwise. The core's load/store may run on several threads at
+ * once for different rows (core/internal.h). */
+template <typename F> void parallel_rows(int n, int threads, F fn)
+{
+  if (threads > n / 16)
+    threads = n / 16;
+  if (threads <= 1) {
+    fn(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  int per = (n + threads - 1) / threads;
+  for (int k = 1; k < threads; k++) {
+    int r0 = k * per, r1 = std::min(n, r0 + per);
+    if (r0 < r1) {
+      try {
+        pool.emplace_back(fn, r0, r1);
+      } catch (...) {
+        fn(r0, r1); /* no thread: do it here */
+      }
+    }
+  }
+  fn(0, std::min(n, per));
+  for (auto &t : pool)
+    t.join();
+}
+
+int copy_threads()
+{
+  long t = env_long("HT_CUDA_COPY_THREADS", 0);
+  if (t <= 0) {
+    unsigned hc = std::thread::hardware_concurrency();
+    t = hc >= 8 ? 4 : hc >= 2 ? 2 : 1;
+  }
+  return (int)std::min(t, 64L);
 }
 
 /* Grows a device buffer; zeroed when `zero`. */
@@ -268,12 +308,17 @@ bool upload_rows(dev *d, ctx_err &ce, const plane &pl, int64_t y, int n, unsigne
   if (!ce.check(cudaEventSynchronize(d->ev_in[slot]), "staging slot"))
     return false;
   unsigned char *st = d->h_stage_in[slot];
-  for (int r = 0; r < n; r++) {
-    if (io->in)
-      memcpy(st + (size_t)r * rb, (const unsigned char *)io->in + (size_t)(y + r) * io->in_stride, rb);
-    else
-      io->load(io->user, y + r, (uint16_t *)(void *)(st + (size_t)r * rb));
-  }
+  if (io->in)
+    parallel_rows(n, copy_threads(), [&](int r0, int r1) {
+      for (int r = r0; r < r1; r++)
+        memcpy(st + (size_t)r * rb, (const unsigned char *)io->in + (size_t)(y + r) * io->in_stride, rb);
+    });
+  else
+    parallel_rows(n, copy_threads(), [&](int r0, int r1) {
+      std::vector<int32_t> scratch((size_t)pl.W);
+      for (int r = r0; r < r1; r++)
+        io->load(io->user, y + r, (uint16_t *)(void *)(st + (size_t)r * rb), scratch.data());
+    });
   return ce.check(cudaMemcpy2DAsync(dst, pl.in_pitch, st, rb, rb, (size_t)n, cudaMemcpyHostToDevice, d->h2d),
                   "upload") &&
          ce.check(cudaEventRecord(d->ev_in[slot], d->h2d), "event");
@@ -300,13 +345,15 @@ void store_rows(dev *d, const plane &pl, int64_t y, int n, int slot)
     return;
   const ht_cuda_io *io = pl.io;
   const unsigned char *st = d->h_stage_out[slot];
-  for (int r = 0; r < n; r++) {
-    const unsigned char *row = st + (size_t)r * pl.host_out_row;
-    if (pl.store)
-      io->store(io->user, y + r, row);
-    else
-      memcpy((unsigned char *)io->out + (size_t)(y + r) * io->out_stride, row, pl.host_out_row);
-  }
+  parallel_rows(n, copy_threads(), [&](int r0, int r1) {
+    for (int r = r0; r < r1; r++) {
+      const unsigned char *row = st + (size_t)r * pl.host_out_row;
+      if (pl.store)
+        io->store(io->user, y + r, row);
+      else
+        memcpy((unsigned char *)io->out + (size_t)(y + r) * io->out_stride, row, pl.host_out_row);
+    }
+  });
 }
 
 int status_of(const ctx_err &ce)
@@ -404,8 +451,8 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
   p.width = W;
   p.levels = f->levels;
   fill_q(f, p.q);
-  for (int i = 0; i < 256; i++)
-    p.lut[i] = pl.store ? (unsigned char)i : io->lut[i];
+  for (int i = 0; i < 256; i++) /* packed bits are made from level indices */
+    p.lut[i] = pl.store || pl.bit1 ? (unsigned char)i : io->lut[i];
   p.bound = d->d_bound;
   p.bound_row = bound_row;
   p.ticket = d->d_ticket;
@@ -550,7 +597,7 @@ int run_paper(dev *d, int variant, const ht_cuda_filter *f, const ht_cuda_io *io
   {
     ht_fast_params lp;
     for (int i = 0; i < 256; i++)
-      lp.lut[i] = pl.store ? (unsigned char)i : io->lut[i];
+      lp.lut[i] = pl.store || pl.bit1 ? (unsigned char)i : io->lut[i];
     dim3 grid((unsigned)((pl.bit1 ? (W + 7) / 8 : W) + 255) / 256, (unsigned)H);
     convert_kernel<<<grid, 256, 0, d->comp>>>(d->d_lv, lv_pitch, d->d_out, pl.out_pitch, W, H, pl.bit1, nullptr, lp);
     if (!ce.check(cudaGetLastError(), "convert") || !ce.check(cudaStreamSynchronize(d->comp), "convert"))
@@ -714,9 +761,27 @@ int m_run(void *p, int variant, const ht_cuda_filter *f, const ht_cuda_io *io, c
     say(msg, n, "cannot select CUDA device %d", d->device);
     return HT_CUDA_ERR_GPU;
   }
-  if (variant == HT_CUDA_VARIANT_FAST)
-    return run_fast(d, f, io, msg, n);
-  return run_paper(d, variant, f, io, msg, n);
+  /* HT_CUDA_HOST_REGISTER=1 pins the caller's pageable planes for the run
+   * (cudaHostRegister) instead of copying them through staging. */
+  std::vector<void *> registered;
+  if (env_long("HT_CUDA_HOST_REGISTER", 0) == 1) {
+    const size_t in_bytes = io->in ? (size_t)(io->height - 1) * io->in_stride + (size_t)io->width * (size_t)(io->in_bits / 8) : 0;
+    const size_t out_row = io->out_kind == HT_CUDA_OUT_BIT1 ? ((size_t)io->width + 7) / 8 : (size_t)io->width;
+    const size_t out_bytes = io->out_kind != HT_CUDA_OUT_STORE ? (size_t)(io->height - 1) * io->out_stride + out_row : 0;
+    void *ptrs[2] = { (void *)(uintptr_t)io->in, io->out };
+    size_t sizes[2] = { in_bytes, out_bytes };
+    for (int k = 0; k < 2; k++)
+      if (sizes[k] && !is_pinned(ptrs[k])) {
+        if (cudaHostRegister(ptrs[k], sizes[k], cudaHostRegisterDefault) == cudaSuccess)
+          registered.push_back(ptrs[k]);
+        else
+          cudaGetLastError();
+      }
+  }
+  int r = variant == HT_CUDA_VARIANT_FAST ? run_fast(d, f, io, msg, n) : run_paper(d, variant, f, io, msg, n);
+  for (void *q : registered)
+    cudaHostUnregister(q);
+  return r;
 }
 
 void *m_host_alloc(void *p, size_t bytes)
@@ -829,6 +894,30 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
       t.push_back(el);
     }
     *ms = median(t);
+    if (variant == HT_CUDA_VARIANT_FAST && getenv("HT_BENCH_TRACE")) {
+      /* one more run with time stamps: where the time goes between bands */
+      const int nb = (H + 31) / 32;
+      unsigned long long *dt = nullptr;
+      std::vector<unsigned long long> tr(2 * (size_t)nb);
+      if (ce.check(cudaMalloc((void **)&dt, tr.size() * 8), "cudaMalloc")) {
+        fp.trace = dt;
+        fp.tag = ++d->tag;
+        if (ce.check(cudaMemsetAsync(d->d_ticket, 0, sizeof(int), d->comp), "memset") &&
+            ce.check(ht_fast_launch(&g, &fp, d->prop.multiProcessorCount, wps, d->comp), "the kernel") &&
+            ce.check(cudaStreamSynchronize(d->comp), "the kernel") &&
+            ce.check(cudaMemcpy(tr.data(), dt, tr.size() * 8, cudaMemcpyDeviceToHost), "trace")) {
+          unsigned long long t0 = tr[0];
+          for (int b = 0; b < nb; b++)
+            t0 = std::min(t0, tr[2 * (size_t)b]);
+          double span = (double)(tr[2 * (size_t)nb - 1] - t0) / 1e3;
+          double gap = nb > 1 ? (double)(tr[2 * (size_t)nb - 1] - tr[1]) / 1e3 / (nb - 1) : 0;
+          fprintf(stderr, "trace %dx%d: span %.1f us, band 0 %.1f us, band ends every %.3f us (%d bands)\n", W, H,
+                  span, (double)(tr[1] - tr[0]) / 1e3, gap, nb);
+        }
+        fp.trace = nullptr;
+        cudaFree(dt);
+      }
+    }
     ce.check(cudaMemcpy2D(levels, (size_t)W, d->d_out, out_pitch, (size_t)W, (size_t)H, cudaMemcpyDeviceToHost),
              "download");
   }

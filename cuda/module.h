@@ -59,7 +59,9 @@ typedef struct {
   const void *in;
   size_t in_stride;
   int in_bits;
-  void (*load)(void *user, int64_t y, uint16_t *dst);
+  /* May run on several threads at once (different rows); `scratch` is
+   * the calling thread's own, width entries. */
+  void (*load)(void *user, int64_t y, uint16_t *dst, int32_t *scratch);
   /* Output. */
   int out_kind;
   void *out;
