@@ -40,8 +40,13 @@
 #include <string.h>
 
 #define HT_AI static inline __attribute__((always_inline))
-#define G 8       /* rows per band (>= HT_FILTER_MAX_DOWN + 1)           */
+#ifndef G
+#define G 16      /* rows per band (>= HT_FILTER_MAX_DOWN + 1)           */
+#endif
+#ifndef C
 #define C 64      /* columns per chunk (>= the largest delay, 5)          */
+#endif
+#define ILP 8     /* chains interleaved in one loop (registers allow 8)   */
 #define LAG 2     /* chunks between consecutive rows                       */
 #define PAD 8     /* zero columns left and right of every e row (>= 4)     */
 #define PUB 4     /* steps between two publications of a band's progress  */
@@ -184,7 +189,7 @@ HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *re
 HT_AI void chains(const int N, const int R, const bool binary, const wf *W, tile *restrict t, int64_t n)
 {
   int32_t q0[HT_FILTER_MAX_RIGHT + 1];
-  int32_t prev[G];
+  int32_t prev[ILP];
 #pragma GCC unroll 8
   for (int k = 1; k <= R; k++)
     q0[k] = W->q[0][HT_FILTER_MAX_LEFT + k];
@@ -205,16 +210,19 @@ HT_AI void chains(const int N, const int R, const bool binary, const wf *W, tile
   }
 }
 
+/* n_rows consecutive rows, in groups of up to ILP interleaved chains */
 HT_AI void chains_n(const int R, const bool binary, const wf *W, int n_rows, tile *t, int64_t n)
 {
-  switch (n_rows) {
+  for (; n_rows > 0; n_rows -= ILP, t += ILP) {
+    switch (n_rows < ILP ? n_rows : ILP) {
 #define CASE(k) case k: chains(k, R, binary, W, t, n); break;
-    CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
+      CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
 #undef CASE
-  default: break;
+    default: break;
+    }
   }
 }
-_Static_assert(G == 8, "chains_n has one case per row count up to G");
+_Static_assert(ILP == 8, "chains_n has one case per row count up to ILP");
 
 /* One band: rows y0 .. y0 + g - 1, by worker `me`. */
 HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf *W, int me, int64_t b)
