@@ -81,6 +81,8 @@ HT_AI void ec_rc_row(const int L, const int R, const int D, const bool binary, c
       win[dy - 1][k] = k < L + R ? up[dy][k - R] : 0;
     }
   }
+  int32_t vprev = 0; /* value of the left neighbour; 0 has error 0 */
+  const int32_t c_white = HT_Q_HALF - HT_FX_ONE * q0[1];
   for (int64_t x = 0; x < w; x++) {
     int32_t v = in[x];
 #pragma GCC unroll 4
@@ -91,8 +93,20 @@ HT_AI void ec_rc_row(const int L, const int R, const int D, const bool binary, c
         v += ht_fx_term(win[dy - 1][k], qu[dy - 1][k]);
     }
 #pragma GCC unroll 8
-    for (int k = 1; k <= R; k++)
+    for (int k = 2; k <= R; k++)
       v += ht_fx_term(cache0[k], q0[k]);
+    if (binary) {
+      /* The left neighbour's term is the critical path of the row. It is
+       * ht_fx_term(e, q) with e = vprev - level, level 0 or HT_FX_ONE, and
+       * the product distributed: (vprev * q + (HT_Q_HALF - level * q)) >>
+       * HT_Q_BITS, the same integer (no product leaves int32: |vprev| <
+       * 2^17, q <= 2^12). The multiply then runs while the threshold picks
+       * the constant, instead of after it: 6 cycles a pixel instead of 8. */
+      v += (vprev * q0[1] + (ht_fx_binary(vprev) ? c_white : HT_Q_HALF)) >> HT_Q_BITS;
+    } else {
+      v += ht_fx_term(cache0[1], q0[1]);
+    }
+    vprev = v;
     int32_t e = quantize(binary, v, c, &lv[x]);
     cur[x] = e;
 #pragma GCC unroll 8

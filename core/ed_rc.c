@@ -79,14 +79,26 @@ HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, c
       win[dy - 1][k] = k < L + R ? down[dy][k - L] : 0;
     }
   }
+  int32_t vprev = 0; /* binary: value of the left neighbour; 0 has error 0 */
+  const int32_t c_white = HT_Q_HALF - HT_FX_ONE * q0[1];
   for (int64_t x = 0; x < w; x++) {
     int32_t v = in[x] + cur[x] + pend0[0];
+    if (binary) {
+      /* The share of the left neighbour is the critical path of the row.
+       * It is ht_fx_term(e, q) with e = vprev - level (level 0 or
+       * HT_FX_ONE) and the product distributed: (vprev * q + (HT_Q_HALF -
+       * level * q)) >> HT_Q_BITS, the same integer (no product leaves
+       * int32: |vprev| < 2^17, q <= 2^12), so the multiply runs while the
+       * threshold picks the constant. */
+      v += (vprev * q0[1] + (ht_fx_binary(vprev) ? c_white : HT_Q_HALF)) >> HT_Q_BITS;
+      vprev = v;
+    }
     int32_t e = quantize(binary, v, c, &lv[x]);
     /* slide by one column while adding this pixel's shares; pend0[R]
-     * stays 0 */
+     * stays 0 (binary: the share for x + 1 was added above instead) */
 #pragma GCC unroll 8
     for (int k = 0; k < R; k++)
-      pend0[k] = pend0[k + 1] + ht_fx_term(e, q0[k + 1]);
+      pend0[k] = pend0[k + 1] + (binary && k == 0 ? 0 : ht_fx_term(e, q0[k + 1]));
 #pragma GCC unroll 4
     for (int dy = 1; dy <= D; dy++) {
       win[dy - 1][L + R] = down[dy][x + R]; /* the column entering the window */
