@@ -11,13 +11,15 @@
  *
  *  - Bands go round robin to the threads (band b to thread b mod T).
  *    The first row of band b follows the last row of band b - 1 through a
- *    per-band progress counter (C11 release/acquire), published once per
- *    chunk step; the other rows of a band follow rows of their own band.
+ *    per-band progress counter (C11 release/acquire), published every PUB
+ *    chunk steps; the other rows of a band follow rows of their own band.
  *  - Inside a band the G rows are processed interleaved: in step s row j
- *    does chunk s - LAG * j. The G in-row dependency chains (each pixel
- *    needs the error of its left neighbour) are independent, so the core
- *    overlaps them; this is what makes one thread several times faster
- *    than a single chain (EC-RC).
+ *    does chunk s - LAG * j. The in-row dependency chains (each pixel
+ *    needs the error of its left neighbour) of different rows are
+ *    independent; groups of ILP = 8 of them run in one loop, pixel by
+ *    pixel, so the core overlaps them. This is what makes one thread
+ *    about twice as fast as a single chain (EC-RC). G = 16 rather than 8
+ *    halves the rows one thread reads from another's cache.
  *  - For each row and chunk, first the "upper" sum (the input plus the
  *    terms of every tap with dy >= 1) is computed for all C columns in a
  *    vectorisable loop (SIMD; AVX2 when the CPU has it), then the chain
@@ -38,19 +40,17 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define HT_AI static inline __attribute__((always_inline))
-#ifndef G
 #define G 16      /* rows per band (>= HT_FILTER_MAX_DOWN + 1)           */
-#endif
-#ifndef C
 #define C 64      /* columns per chunk (>= the largest delay, 5)          */
-#endif
 #define ILP 8     /* chains interleaved in one loop (registers allow 8)   */
 #define LAG 2     /* chunks between consecutive rows                       */
 #define PAD 8     /* zero columns left and right of every e row (>= 4)     */
 #define PUB 4     /* steps between two publications of a band's progress  */
 #define SLACK 8   /* extra steps a waiting band lets its predecessor run   */
+#define SPINS 1000 /* pauses (~25 us) before a waiting thread blocks        */
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
 
@@ -59,7 +59,9 @@ _Static_assert(C > HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1, "a chunk must e
 
 typedef struct {
   _Alignas(64) _Atomic uint64_t v; /* (band << 32) | steps done           */
-  char pad[64 - sizeof(uint64_t)];
+  _Atomic int sleepers;            /* threads blocked on `wake`            */
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
 } progress;
 
 /* The chunk a row works on, in a fixed layout: with a compile-time
@@ -115,8 +117,11 @@ static inline void cpu_relax(void)
  * does have to wait, it waits for SLACK steps more than it needs (at most
  * `all`, the band's total), so that it does not trail the band at the
  * minimum distance, re-reading the counter (and taking the line away from
- * the writer) at every step. Spins first (the wait is normally short),
- * then yields the core: there may be more threads than cores. */
+ * the writer) at every step.
+ * It spins first: while the thread it waits for runs, the wait is a
+ * fraction of a step. Then it blocks, so that when the machine is busy
+ * (more runnable threads than cores) its core goes to the thread it waits
+ * for rather than to spinning; publish() wakes it. */
 static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *seen)
 {
   const uint64_t base = (uint64_t)b << 32;
@@ -126,15 +131,45 @@ static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *s
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
     return true;
   const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
-  for (unsigned spins = 0;; spins++) {
+  for (unsigned spins = 0; spins < SPINS; spins++) {
     if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want)
       return true;
     if (ht_job_cancelled(W->job))
       return false;
-    if (spins < 2000)
-      cpu_relax();
-    else
-      sched_yield();
+    cpu_relax();
+  }
+  bool ok = true;
+  pthread_mutex_lock(&p->lock);
+  /* seq_cst on both sides: either publish() sees this sleeper, or the
+   * load below sees its store */
+  atomic_fetch_add(&p->sleepers, 1);
+  while ((*seen = atomic_load(&p->v)) < want) {
+    if (ht_job_cancelled(W->job)) {
+      ok = false;
+      break;
+    }
+    /* a bounded wait: a cancel is noticed within a millisecond */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+  }
+  atomic_fetch_sub(&p->sleepers, 1);
+  pthread_mutex_unlock(&p->lock);
+  return ok;
+}
+
+static void publish(progress *p, uint64_t value)
+{
+  atomic_store(&p->v, value);
+  if (atomic_load(&p->sleepers) > 0) {
+    pthread_mutex_lock(&p->lock);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
   }
 }
 
@@ -295,7 +330,7 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
     /* publish every PUB steps: each store may have to take the line back
      * from a reader on another core */
     if ((s + 1) % PUB == 0 || s + 1 == steps)
-      atomic_store_explicit(&mine->v, ((uint64_t)b << 32) | (uint64_t)(s + 1), memory_order_release);
+      publish(mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
   }
 }
 
@@ -387,6 +422,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 
   ht_status st = HT_OK;
   worker *workers = NULL;
+  int inited = 0; /* progress slots with a mutex and condition variable */
   W.e = ht_alloc(job, (size_t)(T + 1) * G, W.S * sizeof *W.e);
   W.up = ht_alloc(job, (size_t)T * G, W.S * sizeof *W.up);
   W.lv = ht_alloc(job, (size_t)T * G, W.S);
@@ -403,8 +439,27 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
-  for (int i = 0; i <= T; i++)
-    atomic_init(&W.prog[i].v, 0);
+  pthread_condattr_t ca;
+  bool ca_ok = pthread_condattr_init(&ca) == 0;
+  if (ca_ok)
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the clock wait_band reads */
+  for (; inited <= T; inited++) {
+    atomic_init(&W.prog[inited].v, 0);
+    atomic_init(&W.prog[inited].sleepers, 0);
+    if (pthread_mutex_init(&W.prog[inited].lock, NULL) != 0)
+      break;
+    if (!ca_ok || pthread_cond_init(&W.prog[inited].wake, &ca) != 0) {
+      pthread_mutex_destroy(&W.prog[inited].lock);
+      break;
+    }
+  }
+  if (ca_ok)
+    pthread_condattr_destroy(&ca);
+  if (inited <= T) {
+    ht_set_msg(job->msg, "out of memory: could not create the wavefront's synchronisation objects");
+    st = HT_ERR_NO_MEMORY;
+    goto out;
+  }
   if (W.qlut)
     for (int32_t v = 0; v <= HT_FX_ONE; v++)
       W.qlut[v] = (uint8_t)ht_fx_quantize(v, W.levels);
@@ -434,6 +489,10 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   if (ht_job_cancelled(job))
     st = HT_ERR_CANCELLED;
 out:
+  for (int k = 0; k < inited; k++) {
+    pthread_mutex_destroy(&W.prog[k].lock);
+    pthread_cond_destroy(&W.prog[k].wake);
+  }
   free(W.e);
   free(W.up);
   free(W.lv);
