@@ -151,6 +151,33 @@ static void run_photo(ht_context *ctx, const char *path)
     for (int li = 0; li < 3; li++)
       check_all(ctx, in, w, h, &f, name, levels[li], all_threads, 8, "photo");
   }
+  /* the whole-image entry too: 8-bit in, 8-bit and 1-bit out */
+  size_t n = (size_t)(w * h), nb = (size_t)((w + 7) / 8 * h);
+  uint8_t *ref = xmalloc(n), *out = xmalloc(n), *refb = xmalloc(nb), *outb = xmalloc(nb);
+  for (int v = HT_VARIANT_ED; v < HT_VARIANT_COUNT_CPU; v++)
+    for (int t = 1; t <= (v == HT_VARIANT_WAVEFRONT ? 4 : 1); t++) {
+      ht_params p;
+      ht_params_init(&p);
+      p.variant = (ht_variant)v;
+      ht_context_set_threads(ctx, t);
+      ht_image I = { w, h, (size_t)w, 1, HT_FORMAT_U8, pgm };
+      ht_image O = { w, h, (size_t)w, 1, HT_FORMAT_U8, v == HT_VARIANT_ED ? ref : out };
+      ht_image B = { w, h, (size_t)(w + 7) / 8, 1, HT_FORMAT_BIT1, v == HT_VARIANT_ED ? refb : outb };
+      CHECK(ht_run(ctx, &I, &O, &p) == HT_OK, "ht_run %s: %s", ht_variant_name(p.variant), ht_context_message(ctx));
+      CHECK(ht_run(ctx, &I, &B, &p) == HT_OK, "ht_run %s: %s", ht_variant_name(p.variant), ht_context_message(ctx));
+      CHECK(ht_context_last_variant(ctx) == p.variant, "last variant %d, asked for %d",
+            (int)ht_context_last_variant(ctx), v);
+      if (v != HT_VARIANT_ED) {
+        CHECK(memcmp(ref, out, n) == 0, "ht_run, 8-bit out: %s (%d threads) differs from ed",
+              ht_variant_name(p.variant), t);
+        CHECK(memcmp(refb, outb, nb) == 0, "ht_run, 1-bit out: %s (%d threads) differs from ed",
+              ht_variant_name(p.variant), t);
+      }
+    }
+  free(ref);
+  free(out);
+  free(refb);
+  free(outb);
   free(in);
   free(pgm);
 }
