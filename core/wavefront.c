@@ -334,24 +334,30 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
   }
 }
 
-HT_AI void worker_loop(const int L, const int R, const int D, const bool binary, wf *W, int me, int64_t b)
-{
-  run_band(L, R, D, binary, W, me, b);
-}
-
 /* Instances: the footprints of the built-in filters and the largest one
- * (any filter), binary and multi-level, with and without AVX2. */
-#define INSTANCE(L, R, D)                                                                          \
-  static void band_##L##R##D##_b(wf *W, int me, int64_t b) { worker_loop(L, R, D, true, W, me, b); }  \
-  static void band_##L##R##D##_m(wf *W, int me, int64_t b) { worker_loop(L, R, D, false, W, me, b); } \
+ * (any filter), binary and multi-level; on x86 also compiled for AVX2,
+ * picked at run time when the CPU has it. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define WF_AVX2 1
+#define AVX2_INSTANCE(L, R, D)                                                                     \
   __attribute__((target("avx2"))) static void band_##L##R##D##_b_avx2(wf *W, int me, int64_t b)     \
   {                                                                                                \
-    worker_loop(L, R, D, true, W, me, b);                                                          \
+    run_band(L, R, D, true, W, me, b);                                                             \
   }                                                                                                \
   __attribute__((target("avx2"))) static void band_##L##R##D##_m_avx2(wf *W, int me, int64_t b)     \
   {                                                                                                \
-    worker_loop(L, R, D, false, W, me, b);                                                         \
+    run_band(L, R, D, false, W, me, b);                                                            \
   }
+#define AVX2_FNS(L, R, D) { band_##L##R##D##_m_avx2, band_##L##R##D##_b_avx2 }
+#else
+#define WF_AVX2 0
+#define AVX2_INSTANCE(L, R, D)
+#define AVX2_FNS(L, R, D) { band_##L##R##D##_m, band_##L##R##D##_b }
+#endif
+#define INSTANCE(L, R, D)                                                                       \
+  static void band_##L##R##D##_b(wf *W, int me, int64_t b) { run_band(L, R, D, true, W, me, b); }  \
+  static void band_##L##R##D##_m(wf *W, int me, int64_t b) { run_band(L, R, D, false, W, me, b); } \
+  AVX2_INSTANCE(L, R, D)
 INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite          */
 INSTANCE(2, 2, 1) /* Burkes, Sierra-2                      */
 INSTANCE(1, 2, 2) /* Atkinson                              */
@@ -362,10 +368,20 @@ static const struct {
   int l, r, d;
   band_fn fn[2][2]; /* [avx2][binary] */
 } instances[] = {
-#define ROW(L, R, D) { L, R, D, { { band_##L##R##D##_m, band_##L##R##D##_b }, { band_##L##R##D##_m_avx2, band_##L##R##D##_b_avx2 } } }
+#define ROW(L, R, D) { L, R, D, { { band_##L##R##D##_m, band_##L##R##D##_b }, AVX2_FNS(L, R, D) } }
   ROW(1, 1, 1), ROW(2, 2, 1), ROW(1, 2, 2), ROW(2, 2, 2), ROW(4, 4, 3),
 #undef ROW
 };
+
+static bool cpu_has_avx2(void)
+{
+#if WF_AVX2 && !defined(HT_WF_NO_AVX2) /* -DHT_WF_NO_AVX2: test the SSE2 path */
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
 
 /* ------------------------------------------------------------ threads */
 
@@ -467,8 +483,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   while (i + 1 < sizeof instances / sizeof instances[0] &&
          (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
     i++;
-  __builtin_cpu_init();
-  W.band = instances[i].fn[__builtin_cpu_supports("avx2") ? 1 : 0][W.levels == 2];
+  W.band = instances[i].fn[cpu_has_avx2()][W.levels == 2];
 
   /* Start the helpers; if one cannot be created, run with those that
    * were (the band assignment is fixed only once `go` is set). */
