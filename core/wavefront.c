@@ -439,22 +439,36 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   ht_status st = HT_OK;
   worker *workers = NULL;
   int inited = 0; /* progress slots with a mutex and condition variable */
-  W.e = ht_alloc(job, (size_t)(T + 1) * G, W.S * sizeof *W.e);
-  W.up = ht_alloc(job, (size_t)T * G, W.S * sizeof *W.up);
-  W.lv = ht_alloc(job, (size_t)T * G, W.S);
-  W.zero = ht_alloc(job, W.S, sizeof *W.zero);
-  W.tiles = ht_alloc(job, (size_t)T * G, sizeof *W.tiles);
-  /* calloc aligns to 16 bytes only: take one slot more and round up, so
-   * that every counter has its own cache line */
-  W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
+  /* With very wide images the per-thread rows add up: if they cannot be
+   * had, run with half the threads (down to one) rather than fail. */
+  for (;;) {
+    W.e = ht_alloc(job, (size_t)(T + 1) * G, W.S * sizeof *W.e);
+    W.up = ht_alloc(job, (size_t)T * G, W.S * sizeof *W.up);
+    W.lv = ht_alloc(job, (size_t)T * G, W.S);
+    W.tiles = ht_alloc(job, (size_t)T * G, sizeof *W.tiles);
+    /* calloc aligns to 16 bytes only: take one slot more and round up, so
+     * that every counter has its own cache line */
+    W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
+    workers = ht_alloc(job, (size_t)T, sizeof *workers);
+    if ((W.e && W.up && W.lv && W.tiles && W.prog_mem && workers) || T == 1)
+      break;
+    free(W.e);
+    free(W.up);
+    free(W.lv);
+    free(W.tiles);
+    free(W.prog_mem);
+    free(workers);
+    T /= 2;
+  }
   W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
-  workers = ht_alloc(job, (size_t)T, sizeof *workers);
+  W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   if (W.levels > 2)
     W.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
   if (!W.e || !W.up || !W.lv || !W.zero || !W.tiles || !W.prog || !workers || (W.levels > 2 && !W.qlut)) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
+  job->msg[0] = '\0'; /* a failed try above is no failure of the run */
   pthread_condattr_t ca;
   bool ca_ok = pthread_condattr_init(&ca) == 0;
   if (ca_ok)
