@@ -54,9 +54,35 @@ template <typename Tin> __device__ __forceinline__ Tin block_elem(const uint4 *v
   return (Tin)(w >> ((k * sh) % 32));
 }
 
+/* Boundary word load: HT_FAST_LOAD 0 volatile, 1 ld.relaxed.gpu. */
+#ifndef HT_FAST_LOAD
+#define HT_FAST_LOAD 0
+#endif
 __device__ __forceinline__ unsigned long long ld_strong_u64(const unsigned long long *p)
 {
+#if HT_FAST_LOAD == 1
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+#else
   return *(const volatile unsigned long long *)p;
+#endif
+}
+
+/* Boundary word store. HT_FAST_STORE (benchmark builds): 0 volatile
+ * (st.volatile), 1 st.relaxed.gpu, 2 a weak store kept in L2. */
+#ifndef HT_FAST_STORE
+#define HT_FAST_STORE 0
+#endif
+__device__ __forceinline__ void st_word(unsigned long long *p, unsigned long long v)
+{
+#if HT_FAST_STORE == 1
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#elif HT_FAST_STORE == 2
+  __stcg(p, v);
+#else
+  *(volatile unsigned long long *)p = v;
+#endif
 }
 
 __device__ __forceinline__ unsigned long long globaltimer()
@@ -74,8 +100,18 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   static constexpr int PIN = RING * SZ + 4;  /* +4 bytes: row j -> bank j  */
   static constexpr int POUT = RING + 4;
   static constexpr int NV = 2 * SZ;          /* uint4 per 32-column block  */
-  static constexpr int G = 8;                /* boundary words per group   */
+#ifndef HT_FAST_G
+#define HT_FAST_G 16
+#endif
+  static constexpr int G = HT_FAST_G * D <= 32 ? HT_FAST_G : 8; /* words per group */
+#ifndef HT_FAST_PFG
+#define HT_FAST_PFG 1
+#endif
+  static constexpr int PFG = HT_FAST_PFG;   /* groups loaded ahead          */
+  static_assert(G * D <= 32 && (32 % G) == 0, "a group's words must fit the warp");
+  static_assert((32 / G) % PFG == 0, "a chunk holds whole rounds of prefetch slots");
   static constexpr int RW = R > 0 ? R : 1;
+  static_assert(L == K - 1, "boxes have L = K - 1: the newest word from above is the tap dx = -L");
 
   int lane, W, b, levels, sigma0;
   int32_t lvl1;
@@ -92,61 +128,73 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   size_t bound_row;
   int q[D + 1][L + R + 1];
   int own[RW];
+  /* the newest word of the row above, as shuffled, and lane 0's term of
+   * the word from the band above in its place (see chunk) */
+  int new_raw, new_g;
+  int q_new, q_new_lane;
   int up[D][D * K + R];
   /* The last rows of the band above, G columns a group: lane 8j + i holds
    * row "dy - j above" at column group + i + (dy - j) K, for lane j < dy.
    * `cur` serves the running group, `nxt` is the next one in flight. */
-  unsigned long long nxt[D];
+  unsigned long long nxt[PFG][D];
   int cur[D];
+  /* per band: this lane's boundary row for each dy and its column offset
+   * (so a group costs an add and a compare per word, no index math) */
+  const unsigned long long *vrow[D];
+  int voff[D];
+  bool vlane[D];
 
-  __device__ __forceinline__ const unsigned long long *gptr(int dy, int gbase, bool &real) const
+  __device__ __forceinline__ void band_setup()
   {
-    const int j = lane >> 3, i = lane & 7, m = dy - j;
-    const int col = gbase + i + m * K;
-    real = have_up && j < dy && col >= 0 && col < W;
-    const int cc = col < 0 ? 0 : col >= W ? W - 1 : col;
-    return bound + ((size_t)b * D + (size_t)(D - (m > 0 && m <= D ? m : 1))) * bound_row + cc;
-  }
-
-  __device__ __forceinline__ void prefetch(int gbase)
-  {
+    const int j = lane / G, i = lane % G;
 #pragma unroll
     for (int dy = 1; dy <= D; dy++) {
-      bool real;
-      const unsigned long long *a = gptr(dy, gbase, real);
-      nxt[dy - 1] = real ? ld_strong_u64(a) : 0;
+      const int m = dy - j;
+      vlane[dy - 1] = have_up && m > 0;
+      voff[dy - 1] = i + (m > 0 ? m : 1) * K;
+      vrow[dy - 1] = bound + ((size_t)b * D + (size_t)(D - (m > 0 ? m : 1))) * bound_row;
     }
+  }
+
+  __device__ __forceinline__ bool real_at(int dy, int gbase) const
+  {
+    const int col = gbase + voff[dy - 1];
+    return vlane[dy - 1] && col >= 0 && col < W;
+  }
+
+  __device__ __forceinline__ void prefetch(int slot, int gbase)
+  {
+#pragma unroll
+    for (int dy = 1; dy <= D; dy++)
+      nxt[slot][dy - 1] = real_at(dy, gbase) ? ld_strong_u64(vrow[dy - 1] + gbase + voff[dy - 1]) : 0;
   }
 
   /* Makes the prefetched group current, waiting until every word carries
    * this launch's tag, then asks for the group after it. */
-  __device__ __forceinline__ void next_group(int gbase)
+  __device__ __forceinline__ void next_group(int slot, int gbase)
   {
-    bool ok = true;
+    if (!have_up)
+      return; /* the first band of the image: zeros, set at band start */
+    bool real[D], ok = true;
 #pragma unroll
     for (int dy = 1; dy <= D; dy++) {
-      bool real;
-      gptr(dy, gbase, real);
-      ok = ok && (!real || (unsigned)(nxt[dy - 1] >> 32) == etag);
+      real[dy - 1] = real_at(dy, gbase);
+      ok = ok && (!real[dy - 1] || (unsigned)(nxt[slot][dy - 1] >> 32) == etag);
     }
     if (!__all_sync(FULL, ok)) {
 #pragma unroll
-      for (int dy = 1; dy <= D; dy++) {
-        bool real;
-        const unsigned long long *a = gptr(dy, gbase, real);
-        if (real)
-          while ((unsigned)(nxt[dy - 1] >> 32) != etag)
-            nxt[dy - 1] = ld_strong_u64(a);
-      }
+      for (int dy = 1; dy <= D; dy++)
+        if (real[dy - 1])
+          while ((unsigned)(nxt[slot][dy - 1] >> 32) != etag)
+            nxt[slot][dy - 1] = ld_strong_u64(vrow[dy - 1] + gbase + voff[dy - 1]);
       __syncwarp();
     }
 #pragma unroll
-    for (int dy = 1; dy <= D; dy++) {
-      bool real;
-      gptr(dy, gbase, real);
-      cur[dy - 1] = real ? (int)(unsigned)nxt[dy - 1] : 0;
-    }
-    prefetch(gbase + G);
+    for (int dy = 1; dy <= D; dy++)
+      cur[dy - 1] = real[dy - 1] ? (int)(unsigned)nxt[slot][dy - 1] : 0;
+    /* loads stay in flight PFG groups: the latency of a word another SM
+     * has just written is longer than one group of steps */
+    prefetch(slot, gbase + PFG * G);
   }
 
   /* Steps base .. base + 31 (chunk c). The chunk's 32 input samples and
@@ -168,16 +216,26 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
     for (int t = 0; t < 32; t++) {
       const int sg = base + t;
       if (t % G == 0)
-        next_group(sg);
-      int32_t acc = to_fx<Tin>((Tin)(inw[t * SZ / 4] >> ((t * SZ * 8) % 32)));
+        next_group((t / G) % PFG, sg);
+      /* Order matters for speed only (integer sums are exact in any
+       * order): the terms known a step early first, then the own-row
+       * term, and last the newest word from the lane above, whose term
+       * for lane 0 (which gets that word from the band above instead)
+       * came in early through new_g with weight 0 on the shuffled value,
+       * so no select sits between the shuffle and the sum. */
+      int32_t acc = to_fx<Tin>((Tin)(inw[t * SZ / 4] >> ((t * SZ * 8) % 32))) + new_g;
 #pragma unroll
-      for (int dx = 1; dx <= R; dx++)
+      for (int dx = 2; dx <= R; dx++)
         acc += ht_fx_term(own[dx - 1], q[0][dx + L]);
 #pragma unroll
       for (int dy = 1; dy <= D; dy++)
 #pragma unroll
         for (int dx = -L; dx <= R; dx++)
-          acc += ht_fx_term(up[dy - 1][R - dx], q[dy][dx + L]);
+          if (dy > 1 || R - dx != K + R - 1)
+            acc += ht_fx_term(up[dy - 1][R - dx], q[dy][dx + L]);
+      if (R >= 1)
+        acc += ht_fx_term(own[0], q[0][1 + L]);
+      acc += ht_fx_term(new_raw, q_new_lane);
       int32_t lv, e;
       if (BIN) {
         lv = ht_fx_binary(acc);
@@ -194,15 +252,19 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
       }
       ow[t / 4] |= (unsigned)(BIN ? (lv ? lut1 : lut0) : s_lut[lv]) << (8 * (t % 4));
       if (lane >= 32 - D && valid)
-        *(volatile unsigned long long *)(dnrow + x) = wtag | (unsigned)e;
+        st_word(dnrow + x, wtag | (unsigned)e);
 #pragma unroll
       for (int i = RW - 1; i > 0; i--)
         own[i] = own[i - 1];
       own[0] = e;
 #pragma unroll
       for (int dy = 1; dy <= D; dy++) {
-        const int from_above = __shfl_sync(FULL, cur[dy - 1], (lane << 3) + (t % G));
+        const int from_above = __shfl_sync(FULL, cur[dy - 1], lane * G + (t % G));
         int r = __shfl_up_sync(FULL, e, dy);
+        if (dy == 1) {
+          new_raw = r;
+          new_g = lane < 1 ? ht_fx_term(from_above, q_new) : 0;
+        }
         r = lane < dy ? from_above : r;
 #pragma unroll
         for (int i = 0; i < dy * K + R - 1; i++)
@@ -243,6 +305,10 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
     if (!BIN)
       s_lvl[i % (BIN ? 1 : 256)] = i < p.levels ? ht_fx_level(i, p.levels) : HT_FX_ONE;
   }
+  /* weight of the newest column of the row above: dx = 1 - K (the box
+   * has L = K - 1, so the tap exists, possibly with weight 0) */
+  st.q_new = st.q[1][1 - K + L];
+  st.q_new_lane = lane < 1 ? 0 : st.q_new;
   st.lvl1 = ht_fx_level(1, 2);
   st.lut0 = p.lut[0];
   st.lut1 = p.lut[1];
@@ -289,12 +355,22 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
 #pragma unroll
     for (int i = 0; i < B::RW; i++)
       st.own[i] = 0;
+    st.new_raw = 0;
+    st.new_g = 0;
 #pragma unroll
     for (int dy = 0; dy < D; dy++)
 #pragma unroll
       for (int i = 0; i < D * K + R; i++)
         st.up[dy][i] = 0;
-    st.prefetch(sigma0);
+    st.band_setup();
+#pragma unroll
+    for (int dy = 0; dy < D; dy++)
+      st.cur[dy] = 0;
+    if (st.have_up) {
+#pragma unroll
+      for (int k = 0; k < B::PFG; k++)
+        st.prefetch(k, sigma0 + k * B::G);
+    }
 
     /* first input block (c = -1 in the loop's terms) */
     {
