@@ -19,7 +19,8 @@
  *    independent; groups of ILP = 8 of them run in one loop, pixel by
  *    pixel, so the core overlaps them. This is what makes one thread
  *    about twice as fast as a single chain (EC-RC). G = 16 rather than 8
- *    halves the rows one thread reads from another's cache.
+ *    halves the rows one thread reads from another's cache; images too
+ *    narrow for T bands of 16 rows to overlap get bands of 8 or 4.
  *  - For each row and chunk, first the "upper" sum (the input plus the
  *    terms of every tap with dy >= 1) is computed for all C columns in a
  *    vectorisable loop (SIMD; AVX2 when the CPU has it), then the chain
@@ -54,7 +55,8 @@
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
 
-_Static_assert(G > HT_FILTER_MAX_DOWN, "a band must cover the filter's rows");
+#define BG_MIN 4  /* fewest rows per band                                  */
+_Static_assert(BG_MIN > HT_FILTER_MAX_DOWN, "a band must cover the filter's rows");
 _Static_assert(C > HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1, "a chunk must exceed the delay");
 
 typedef struct {
@@ -87,6 +89,7 @@ struct wf {
   int64_t nbands;
   size_t S;            /* row stride of every row buffer, in elements   */
   int T;               /* running threads                               */
+  int bg;              /* rows per band, G or less                       */
   int levels;
   int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
   int32_t level_value[256];
@@ -284,8 +287,9 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
 {
   const size_t S = W->S;
   const int64_t w = W->w, nchunks = W->nchunks, nfull = W->nfull;
-  const int64_t y0 = b * G;
-  const int g = (int)(W->h - y0 < G ? W->h - y0 : G);
+  const int bg = W->bg;
+  const int64_t y0 = b * bg;
+  const int g = (int)(W->h - y0 < bg ? W->h - y0 : bg);
   int32_t *E = W->e + (size_t)(b % (W->T + 1)) * G * S + PAD;
   const int32_t *Eprev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * G * S + PAD : NULL;
   int32_t *U = W->up + (size_t)me * G * S + PAD;
@@ -296,7 +300,7 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
   for (int j = 0; j < g; j++)
     for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
       src[j][dy] = j >= dy ? E + (size_t)(j - dy) * S
-                   : y0 + j - dy >= 0 ? Eprev + (size_t)(G + j - dy) * S : W->zero + PAD;
+                   : y0 + j - dy >= 0 ? Eprev + (size_t)(bg + j - dy) * S : W->zero + PAD;
   const int64_t steps = nchunks + LAG * (g - 1);
   progress *mine = &W->prog[b % (W->T + 1)];
   uint64_t seen = 0;
@@ -305,7 +309,7 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
       /* row 0 at chunk s reads the previous band's last row up to chunk
        * s + 1 (its window reaches L columns into the next chunk) */
       int64_t c_need = s + 1 < nchunks ? s + 1 : nchunks - 1;
-      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (G - 1) + 1), (uint64_t)(nchunks + LAG * (G - 1)),
+      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (bg - 1) + 1), (uint64_t)(nchunks + LAG * (bg - 1)),
                      &seen))
         return;
       /* The previous band's rows were written by another core, so every
@@ -313,7 +317,7 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
        * a chunk it will need two steps from now, once `seen` shows that
        * chunk finished (never earlier: a line fetched before its last write
        * is only taken back by the writer). */
-      const int64_t c_pre = s + 2, prev_done = (int64_t)(seen & 0xffffffffu) - LAG * (G - 1);
+      const int64_t c_pre = s + 2, prev_done = (int64_t)(seen & 0xffffffffu) - LAG * (bg - 1);
       if ((int64_t)(seen >> 32) == b - 1 && c_pre < prev_done && c_pre < nchunks)
         for (int dy = 1; dy <= D; dy++)
           for (int64_t x = c_pre * C; x < c_pre * C + C; x += 64 / (int64_t)sizeof(int32_t))
@@ -418,7 +422,7 @@ static void work(wf *W, int me)
       return;
     W->band(W, me, b);
     /* only the calling thread reports progress (and may cancel) */
-    if (me == 0 && !ht_job_tick(W->job, (b + 1) * G < W->h ? (b + 1) * G : W->h, W->h))
+    if (me == 0 && !ht_job_tick(W->job, (b + 1) * W->bg < W->h ? (b + 1) * W->bg : W->h, W->h))
       return;
   }
 }
@@ -444,8 +448,15 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.h = rows->height;
   W.nchunks = (W.w + C - 1) / C;
   W.nfull = W.w / C;
-  W.nbands = (W.h + G - 1) / G;
   int T = job->threads < 1 ? 1 : job->threads > MAX_THREADS ? MAX_THREADS : job->threads;
+  /* Band height: G rows for the most interleaved chains, unless the
+   * image is too narrow for T bands of G rows to be in flight at once
+   * (consecutive bands start LAG * bg steps apart, a band lasts
+   * nchunks + LAG * (bg - 1) steps); then fewer rows. */
+  W.bg = G;
+  while (W.bg > BG_MIN && W.nchunks + LAG * (W.bg - 1) < (int64_t)T * LAG * W.bg)
+    W.bg /= 2;
+  W.nbands = (W.h + W.bg - 1) / W.bg;
   if (T > W.nbands)
     T = (int)W.nbands; /* a thread without a band would only wait */
   /* stride: data, pads, rounded to 16 values (64 bytes) */
