@@ -32,9 +32,10 @@
  * ring of (T + 1) * G rows: band b uses set b mod (T + 1), and the set is
  * next taken by band b + T + 1, which runs on the thread of band b + 1,
  * the only band that reads band b's rows, after that band is done. Each
- * thread also has G rows of "upper" sums and G rows of level indices.
- * In all O((reach_down + G * T) * width) -- here reach_down <= 3 < G, so
- * (T + 1) * G rows of e -- never O(pixels). */
+ * thread also has G rows of input values and G rows of level indices,
+ * and G chunk tiles. In all O((reach_down + G * T) * width) -- here
+ * reach_down <= 3 < 4 <= rows per band, so (T + 1) * G rows of e --
+ * never O(pixels). */
 #include "internal.h"
 
 #include <pthread.h>
