@@ -309,10 +309,10 @@ int main(int argc, char **argv)
              "each cell is **ours** / the paper's GeForce GTX 780 Ti (Table V). "
              "Every GPU output was compared with the CPU reference (core/ed.c): %d of %d equal.\n\n",
           reps, (reps + 1) / 2, compared - mismatches, compared);
-  fprintf(o, "| Table V row | kernel |");
+  fprintf(o, "| Table V row |");
   for (int si = 0; si < nsizes; si++)
     fprintf(o, " %dK |", sizes[si]);
-  fprintf(o, "\n|---|---|");
+  fprintf(o, "\n|---|");
   for (int si = 0; si < nsizes; si++)
     fprintf(o, "---|");
   fprintf(o, "\n");
@@ -321,8 +321,7 @@ int main(int argc, char **argv)
       continue;
     int row = v - 1;
     const char *sec = v == 0 ? "ours" : row < 4 ? "(2)" : row < 8 ? "(3)" : "(4)";
-    fprintf(o, "| %s %s | %s |", sec, v ? row_names[row] : "gpu-fast: warp per 32-row band, persistent",
-            v ? "" : "kernel");
+    fprintf(o, "| %s %s |", sec, v ? row_names[row] : "gpu-fast kernel (warp per 32-row band, persistent)");
     for (int si = 0; si < nsizes; si++) {
       int pi = -1;
       for (int k = 0; k < NSIZES; k++)
@@ -337,13 +336,13 @@ int main(int argc, char **argv)
     }
     fprintf(o, "\n");
   }
-  fprintf(o, "| ours | dependency-chain floor: (W + 2H) x %.2f ns |", probe_ns);
+  fprintf(o, "| ours: dependency-chain floor, (W + 2H) x %.1f ns a step |", probe_ns);
   for (int si = 0; si < nsizes; si++)
     fprintf(o, " %.3f |", floor_ms[si]);
   fprintf(o, "\n");
   const char *tn[2] = { "(5) host to GPU, pinned", "(5) GPU to host, pinned" };
   for (int k = 0; k < 2; k++) {
-    fprintf(o, "| %s | copy |", tn[k]);
+    fprintf(o, "| %s |", tn[k]);
     for (int si = 0; si < nsizes; si++) {
       int pi = -1;
       for (int j = 0; j < NSIZES; j++)
@@ -356,7 +355,7 @@ int main(int argc, char **argv)
   const char *en[4] = { "end to end, pinned, 8-bit -> 8-bit", "end to end, pinned, 8-bit -> packed 1-bit",
                         "end to end, pageable, 8-bit -> 8-bit", "end to end, pageable, 8-bit -> packed 1-bit" };
   for (int k = 0; k < 4; k++) {
-    fprintf(o, "| ours, ht_run | %s |", en[k]);
+    fprintf(o, "| ours, ht_run: %s |", en[k]);
     for (int si = 0; si < nsizes; si++)
       fprintf(o, " **%.3f**%s |", e2e_ms[k][si], e2e_ok[k][si] ? "" : " (WRONG)");
     fprintf(o, "\n");
