@@ -278,6 +278,17 @@ static void store_row(const ht_rows *r, int64_t y, const uint8_t *lv)
   }
   case HT_FORMAT_BIT1: {
     int64_t x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* 1-bit output means levels == 2, so every index is 0 or 1: flip the
+     * eight low bits of eight bytes and gather them, first pixel to the
+     * most significant bit, with one multiply. */
+    for (; x + 8 <= w; x += 8) {
+      uint64_t v;
+      memcpy(&v, lv + x, 8);
+      v = ~v & UINT64_C(0x0101010101010101);
+      row[x >> 3] = (uint8_t)((v * UINT64_C(0x8040201008040201)) >> 56);
+    }
+#endif
     for (; x + 8 <= w; x += 8) {
       unsigned b = 0;
       for (int k = 0; k < 8; k++)
@@ -310,6 +321,26 @@ static void rows_set_lut(ht_rows *r, bool indices)
       r->lut[q] = (uint16_t)((2 * q * max + (L - 1)) / (2 * (L - 1)));
     else
       r->lut[q] = (uint16_t)max;
+  }
+}
+
+/* The table of ht_fx_quantize over 0..HT_FX_ONE, filled a run of equal
+ * levels at a time (the function is monotonic): its run ends are found by
+ * bisection with ht_fx_quantize itself, about 16 calls per level instead
+ * of 65536 divisions, which matters for small images. */
+void ht_fill_quantize_lut(uint8_t *lut, int levels)
+{
+  for (int32_t v = 0; v <= HT_FX_ONE;) {
+    int32_t q = ht_fx_quantize(v, levels), lo = v, hi = HT_FX_ONE + 1;
+    while (lo + 1 < hi) { /* quantize(lo) == q, quantize(hi) != q or hi past the end */
+      int32_t mid = lo + (hi - lo) / 2;
+      if (ht_fx_quantize(mid, levels) == q)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    memset(lut + v, q, (size_t)(hi - v));
+    v = hi;
   }
 }
 

@@ -65,6 +65,10 @@ static inline bool ht_job_cancelled(const ht_job *job)
 void *ht_alloc(ht_job *job, size_t count, size_t size);        /* zeroed, checked */
 void ht_set_msg(char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* lut[v] = ht_fx_quantize(v, levels) for v in 0..HT_FX_ONE (HT_FX_ONE + 1
+ * entries): multi-level rounding without a division per pixel. */
+void ht_fill_quantize_lut(uint8_t *lut, int levels);
+
 /* Fills reach_* and delay from the taps. */
 void ht_filter_derive(ht_filter *f);
 

@@ -179,25 +179,6 @@ static void publish(progress *p, uint64_t value)
 
 /* ------------------------------------------------------------- kernels */
 
-/* The table of ht_fx_quantize over 0..HT_FX_ONE, filled a run of equal
- * levels at a time (the function is monotonic): its run ends are found by
- * bisection with ht_fx_quantize itself, about 16 calls per level instead
- * of 65536 divisions, which matters for small images. */
-static void fill_qlut(uint8_t *lut, int levels)
-{
-  for (int32_t v = 0; v <= HT_FX_ONE;) {
-    int32_t q = ht_fx_quantize(v, levels), lo = v, hi = HT_FX_ONE + 1;
-    while (lo + 1 < hi) { /* quantize(lo) == q, quantize(hi) != q or hi past the end */
-      int32_t mid = lo + (hi - lo) / 2;
-      if (ht_fx_quantize(mid, levels) == q)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    memset(lut + v, q, (size_t)(hi - v));
-    v = hi;
-  }
-}
 
 HT_AI int32_t quantize(const bool binary, const wf *W, int32_t v, uint8_t *lv)
 {
@@ -523,7 +504,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     goto out;
   }
   if (W.qlut)
-    fill_qlut(W.qlut, W.levels);
+    ht_fill_quantize_lut(W.qlut, W.levels);
   size_t i = 0;
   while (i + 1 < sizeof instances / sizeof instances[0] &&
          (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
