@@ -328,7 +328,7 @@ static void rows_set_lut(ht_rows *r, bool indices)
  * levels at a time (the function is monotonic): its run ends are found by
  * bisection with ht_fx_quantize itself, about 16 calls per level instead
  * of 65536 divisions, which matters for small images. */
-void ht_fill_quantize_lut(uint8_t *lut, int levels)
+static void fill_quantize_lut(uint8_t *lut, int levels)
 {
   for (int32_t v = 0; v <= HT_FX_ONE;) {
     int32_t q = ht_fx_quantize(v, levels), lo = v, hi = HT_FX_ONE + 1;
@@ -342,6 +342,26 @@ void ht_fill_quantize_lut(uint8_t *lut, int levels)
     memset(lut + v, q, (size_t)(hi - v));
     v = hi;
   }
+}
+
+bool ht_level_table_init(ht_level_table *t, ht_job *job, int levels)
+{
+  memset(t, 0, sizeof *t);
+  for (int i = 0; i < levels; i++)
+    t->value[i] = ht_fx_level(i, levels);
+  if (levels == 2)
+    return true;
+  t->lut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
+  if (!t->lut)
+    return false;
+  fill_quantize_lut(t->lut, levels);
+  return true;
+}
+
+void ht_level_table_free(ht_level_table *t)
+{
+  free(t->lut);
+  t->lut = NULL;
 }
 
 /* ---------------------------------------------------------- validation */

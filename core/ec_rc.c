@@ -34,8 +34,7 @@ typedef struct {
   ht_job *job;
   box bx;
   int levels;
-  int32_t level_value[256];
-  uint8_t *qlut;  /* multi-level: clamp(v, 0, 65535) -> level index */
+  ht_level_table lt;
   int32_t *in;
   uint8_t *lv;
   int32_t *ering; /* (HT_FILTER_MAX_DOWN + 2) rows of `stride`     */
@@ -43,20 +42,6 @@ typedef struct {
 } ecrc;
 
 
-HT_AI int32_t quantize(const bool binary, int32_t v, const ecrc *c, uint8_t *lv)
-{
-  int32_t q;
-  if (binary) {
-    q = ht_fx_binary(v);
-    *lv = (uint8_t)q;
-    return q ? v - HT_FX_ONE : v;
-  }
-  /* the table holds ht_fx_quantize of every clamped value: no division
-   * per pixel, same result (ht_fx_quantize clamps to 0 and L-1 itself) */
-  q = c->qlut[v < 0 ? 0 : v > HT_FX_ONE ? HT_FX_ONE : v];
-  *lv = (uint8_t)q;
-  return v - c->level_value[q];
-}
 
 /* One row. L, R, D: the footprint the instance is compiled for. */
 HT_AI void ec_rc_row(const int L, const int R, const int D, const bool binary, const ecrc *c,
@@ -108,7 +93,7 @@ HT_AI void ec_rc_row(const int L, const int R, const int D, const bool binary, c
       v += ht_fx_term(cache0[1], q0[1]);
     }
     vprev = v;
-    int32_t e = quantize(binary, v, c, &lv[x]);
+    int32_t e = ht_level_round(binary, &c->lt, v, &lv[x]);
     cur[x] = e;
 #pragma GCC unroll 8
     for (int k = R; k > 1; k--)
@@ -174,21 +159,16 @@ ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows)
   c.levels = job->levels;
   for (int t = 0; t < f->ntaps; t++)
     c.bx.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
-  for (int i = 0; i < c.levels; i++)
-    c.level_value[i] = ht_fx_level(i, c.levels);
   c.stride = (size_t)rows->width + 2 * PAD;
   c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
   c.lv = ht_alloc(job, (size_t)rows->width, 1);
   c.ering = ht_alloc(job, (size_t)HT_FILTER_MAX_DOWN + 2, c.stride * sizeof *c.ering);
-  if (c.levels > 2)
-    c.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
+  bool lt_ok = ht_level_table_init(&c.lt, job, c.levels);
   ht_status s = HT_OK;
-  if (!c.in || !c.lv || !c.ering || (c.levels > 2 && !c.qlut)) {
+  if (!c.in || !c.lv || !c.ering || !lt_ok) {
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
-  if (c.qlut)
-    ht_fill_quantize_lut(c.qlut, c.levels);
   size_t i = 0;
   while (i + 1 < sizeof instances / sizeof instances[0] &&
          (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
@@ -198,6 +178,6 @@ out:
   free(c.in);
   free(c.lv);
   free(c.ering);
-  free(c.qlut);
+  ht_level_table_free(&c.lt);
   return s;
 }

@@ -34,8 +34,7 @@ typedef struct {
   ht_job *job;
   box bx;
   int levels;
-  int32_t level_value[256];
-  uint8_t *qlut;  /* multi-level: clamp(v, 0, 65535) -> level index */
+  ht_level_table lt;
   int32_t *in;
   uint8_t *lv;
   int32_t *err;   /* NROWS rows of `stride`: error pushed into row y  */
@@ -43,18 +42,6 @@ typedef struct {
 } edrc;
 
 
-HT_AI int32_t quantize(const bool binary, int32_t v, const edrc *c, uint8_t *lv)
-{
-  int32_t q;
-  if (binary) {
-    q = ht_fx_binary(v);
-    *lv = (uint8_t)q;
-    return q ? v - HT_FX_ONE : v;
-  }
-  q = c->qlut[v < 0 ? 0 : v > HT_FX_ONE ? HT_FX_ONE : v]; /* == ht_fx_quantize(v) */
-  *lv = (uint8_t)q;
-  return v - c->level_value[q];
-}
 
 HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, const edrc *c,
                      const int32_t *restrict cur, int32_t *const down[HT_FILTER_MAX_DOWN + 1])
@@ -94,7 +81,7 @@ HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, c
       v += (vprev * q0[1] + (ht_fx_binary(vprev) ? c_white : HT_Q_HALF)) >> HT_Q_BITS;
       vprev = v;
     }
-    int32_t e = quantize(binary, v, c, &lv[x]);
+    int32_t e = ht_level_round(binary, &c->lt, v, &lv[x]);
     /* slide by one column while adding this pixel's shares; pend0[R]
      * stays 0 (binary: the share for x + 1 was added above instead) */
 #pragma GCC unroll 8
@@ -169,21 +156,16 @@ ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows)
   c.levels = job->levels;
   for (int t = 0; t < f->ntaps; t++)
     c.bx.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
-  for (int i = 0; i < c.levels; i++)
-    c.level_value[i] = ht_fx_level(i, c.levels);
   c.stride = (size_t)rows->width + 2 * PAD;
   c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
   c.lv = ht_alloc(job, (size_t)rows->width, 1);
   c.err = ht_alloc(job, NROWS, c.stride * sizeof *c.err);
-  if (c.levels > 2)
-    c.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
+  bool lt_ok = ht_level_table_init(&c.lt, job, c.levels);
   ht_status s = HT_OK;
-  if (!c.in || !c.lv || !c.err || (c.levels > 2 && !c.qlut)) {
+  if (!c.in || !c.lv || !c.err || !lt_ok) {
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
-  if (c.qlut)
-    ht_fill_quantize_lut(c.qlut, c.levels);
   size_t i = 0;
   while (i + 1 < sizeof instances / sizeof instances[0] &&
          (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
@@ -193,6 +175,6 @@ out:
   free(c.in);
   free(c.lv);
   free(c.err);
-  free(c.qlut);
+  ht_level_table_free(&c.lt);
   return s;
 }

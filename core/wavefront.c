@@ -93,8 +93,7 @@ struct wf {
   int bg;              /* rows per band, G or less                       */
   int levels;
   int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
-  int32_t level_value[256];
-  uint8_t *qlut;       /* multi-level: clamp(v, 0, 65535) -> level      */
+  ht_level_table lt;
   int32_t *e;          /* (T + 1) sets of G rows                         */
   int32_t *up;         /* T sets of G rows                               */
   uint8_t *lv;         /* T sets of G rows                               */
@@ -180,19 +179,6 @@ static void publish(progress *p, uint64_t value)
 /* ------------------------------------------------------------- kernels */
 
 
-HT_AI int32_t quantize(const bool binary, const wf *W, int32_t v, uint8_t *lv)
-{
-  int32_t q;
-  if (binary) {
-    q = ht_fx_binary(v);
-    *lv = (uint8_t)q;
-    return q ? v - HT_FX_ONE : v;
-  }
-  /* table of ht_fx_quantize over the clamped range: no division per pixel */
-  q = W->qlut[v < 0 ? 0 : v > HT_FX_ONE ? HT_FX_ONE : v];
-  *lv = (uint8_t)q;
-  return v - W->level_value[q];
-}
 
 /* The upper sum of columns [x0, x1) of one row into `u`: the input plus
  * the terms of the taps with dy >= 1 (sources x - R .. x + L of the rows
@@ -243,7 +229,7 @@ HT_AI void chains(const int N, const int R, const bool binary, const wf *W, tile
 #pragma GCC unroll 4
       for (int k = 2; k <= R; k++)
         v += ht_fx_term(t[r].e[TH + i - k], q0[k]); /* stored k steps ago: off the chain */
-      int32_t err = quantize(binary, W, v, &t[r].lv[i]);
+      int32_t err = ht_level_round(binary, &W->lt, v, &t[r].lv[i]);
       t[r].e[TH + i] = err;
       prev[r] = err;
     }
@@ -446,8 +432,6 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.levels = job->levels;
   for (int t = 0; t < f->ntaps; t++)
     W.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
-  for (int i = 0; i < W.levels; i++)
-    W.level_value[i] = ht_fx_level(i, W.levels);
 
   ht_status st = HT_OK;
   worker *workers = NULL;
@@ -475,9 +459,8 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   }
   W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
-  if (W.levels > 2)
-    W.qlut = ht_alloc(job, (size_t)HT_FX_ONE + 1, 1);
-  if (!W.e || !W.up || !W.lv || !W.zero || !W.tiles || !W.prog || !workers || (W.levels > 2 && !W.qlut)) {
+  bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
+  if (!W.e || !W.up || !W.lv || !W.zero || !W.tiles || !W.prog || !workers || !lt_ok) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -503,8 +486,6 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
-  if (W.qlut)
-    ht_fill_quantize_lut(W.qlut, W.levels);
   size_t i = 0;
   while (i + 1 < sizeof instances / sizeof instances[0] &&
          (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
@@ -541,6 +522,6 @@ out:
   free(W.tiles);
   free(W.prog_mem);
   free(workers);
-  free(W.qlut);
+  ht_level_table_free(&W.lt);
   return st;
 }
