@@ -238,70 +238,71 @@ static inline int32_t luma_fx(int32_t r, int32_t g, int32_t b)
   return (int32_t)((13933 * (int64_t)r + 46871 * (int64_t)g + 4732 * (int64_t)b + 32768) >> 16);
 }
 
-static void load_row(const ht_rows *r, int64_t y, int32_t *dst)
+static void load_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, int32_t *dst)
 {
   const uint8_t *row = r->in + (size_t)y * r->in_stride;
-  const int64_t w = r->width;
   if (r->in_channel >= 0) {
     if (r->in_format == HT_FORMAT_U8 && r->in_channels == 1) {
-      for (int64_t x = 0; x < w; x++) /* the hot case: let it vectorise */
-        dst[x] = ht_fx_from_u8(row[x]);
+      row += x0;
+      for (int64_t i = 0; i < n; i++) /* the hot case: let it vectorise */
+        dst[i] = ht_fx_from_u8(row[i]);
       return;
     }
-    for (int64_t x = 0; x < w; x++)
-      dst[x] = sample_fx(r, row, x, r->in_channel);
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = sample_fx(r, row, x0 + i, r->in_channel);
     return;
   }
-  for (int64_t x = 0; x < w; x++)
-    dst[x] = luma_fx(sample_fx(r, row, x, 0), sample_fx(r, row, x, 1), sample_fx(r, row, x, 2));
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = luma_fx(sample_fx(r, row, x0 + i, 0), sample_fx(r, row, x0 + i, 1), sample_fx(r, row, x0 + i, 2));
 }
 
-static void store_row(const ht_rows *r, int64_t y, const uint8_t *lv)
+static void store_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, const uint8_t *lv)
 {
   uint8_t *row = r->out + (size_t)y * r->out_stride;
-  const int64_t w = r->width;
   switch (r->out_format) {
   case HT_FORMAT_U8:
     if (r->out_channels == 1) {
-      for (int64_t x = 0; x < w; x++)
-        row[x] = (uint8_t)r->lut[lv[x]];
+      row += x0;
+      for (int64_t i = 0; i < n; i++)
+        row[i] = (uint8_t)r->lut[lv[i]];
     } else {
-      for (int64_t x = 0; x < w; x++)
-        row[(size_t)x * (size_t)r->out_channels + (size_t)r->out_channel] = (uint8_t)r->lut[lv[x]];
+      for (int64_t i = 0; i < n; i++)
+        row[(size_t)(x0 + i) * (size_t)r->out_channels + (size_t)r->out_channel] = (uint8_t)r->lut[lv[i]];
     }
     break;
   case HT_FORMAT_U16: {
     uint16_t *o = (uint16_t *)(void *)row;
-    for (int64_t x = 0; x < w; x++)
-      o[(size_t)x * (size_t)r->out_channels + (size_t)r->out_channel] = r->lut[lv[x]];
+    for (int64_t i = 0; i < n; i++)
+      o[(size_t)(x0 + i) * (size_t)r->out_channels + (size_t)r->out_channel] = r->lut[lv[i]];
     break;
   }
   case HT_FORMAT_BIT1: {
-    int64_t x = 0;
+    row += x0 >> 3; /* x0 is a multiple of 8 */
+    int64_t i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* 1-bit output means levels == 2, so every index is 0 or 1: flip the
      * eight low bits of eight bytes and gather them, first pixel to the
      * most significant bit, with one multiply. */
-    for (; x + 8 <= w; x += 8) {
+    for (; i + 8 <= n; i += 8) {
       uint64_t v;
-      memcpy(&v, lv + x, 8);
+      memcpy(&v, lv + i, 8);
       v = ~v & UINT64_C(0x0101010101010101);
-      row[x >> 3] = (uint8_t)((v * UINT64_C(0x8040201008040201)) >> 56);
+      row[i >> 3] = (uint8_t)((v * UINT64_C(0x8040201008040201)) >> 56);
     }
 #endif
-    for (; x + 8 <= w; x += 8) {
+    for (; i + 8 <= n; i += 8) {
       unsigned b = 0;
       for (int k = 0; k < 8; k++)
-        b = (b << 1) | (lv[x + k] == 0);
-      row[x >> 3] = (uint8_t)b;
+        b = (b << 1) | (lv[i + k] == 0);
+      row[i >> 3] = (uint8_t)b;
     }
-    if (x < w) {
-      int64_t xs = x;
+    if (i < n) { /* the end of the row */
+      const int64_t is = i;
       unsigned b = 0;
       int k = 0;
-      for (; x < w; x++, k++)
-        b = (b << 1) | (lv[x] == 0);
-      row[xs >> 3] = (uint8_t)(b << (8 - k));
+      for (; i < n; i++, k++)
+        b = (b << 1) | (lv[i] == 0);
+      row[is >> 3] = (uint8_t)(b << (8 - k));
     }
     break;
   }

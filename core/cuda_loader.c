@@ -135,7 +135,7 @@ typedef struct {
 static void bridge_load(void *user, int64_t y, uint16_t *dst, int32_t *scratch)
 {
   const bridge *b = user;
-  b->rows->load(b->rows, y, scratch);
+  b->rows->load(b->rows, y, 0, b->rows->width, scratch);
   for (int64_t x = 0; x < b->rows->width; x++)
     dst[x] = (uint16_t)scratch[x]; /* HT_FX values are 0..65535 */
 }
@@ -143,7 +143,7 @@ static void bridge_load(void *user, int64_t y, uint16_t *dst, int32_t *scratch)
 static void bridge_store(void *user, int64_t y, const uint8_t *levels)
 {
   bridge *b = user;
-  b->rows->store(b->rows, y, levels);
+  b->rows->store(b->rows, y, 0, b->rows->width, levels);
 }
 
 static bool bridge_tick(void *user, int64_t done, int64_t total)

@@ -40,7 +40,7 @@ ht_status ht_ec_run(ht_job *job, const ht_rows *rows)
     level_value[i] = ht_fx_level(i, levels);
 
   for (int64_t y = 0; y < h; y++) {
-    rows->load(rows, y, in);
+    rows->load(rows, y, 0, rows->width, in);
     const int32_t *src[HT_FILTER_MAX_DOWN + 1];
     int32_t *cur = ering + (size_t)(y % nrows) * stride + pad;
     for (int dy = 0; dy <= f->reach_down; dy++)
@@ -56,7 +56,7 @@ ht_status ht_ec_run(ht_job *job, const ht_rows *rows)
       cur[x] = v - level_value[q];
       lv[x] = (uint8_t)q;
     }
-    rows->store(rows, y, lv);
+    rows->store(rows, y, 0, rows->width, lv);
     if (!ht_job_tick(job, y + 1, h)) {
       s = HT_ERR_CANCELLED;
       goto out;

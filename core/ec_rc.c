@@ -115,14 +115,14 @@ HT_AI ht_status ec_rc_rows(const int L, const int R, const int D, const bool bin
   const int nrows = HT_FILTER_MAX_DOWN + 1;
   int32_t *zero = c->ering + (size_t)nrows * c->stride + PAD;
   for (int64_t y = 0; y < h; y++) {
-    rows->load(rows, y, c->in);
+    rows->load(rows, y, 0, rows->width, c->in);
     const int32_t *up[HT_FILTER_MAX_DOWN + 1];
     int32_t *cur = c->ering + (size_t)(y % nrows) * c->stride + PAD;
     up[0] = cur;
     for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
       up[dy] = y >= dy ? c->ering + (size_t)((y - dy) % nrows) * c->stride + PAD : zero;
     ec_rc_row(L, R, D, binary, c, cur, up);
-    rows->store(rows, y, c->lv);
+    rows->store(rows, y, 0, rows->width, c->lv);
     if (!ht_job_tick(c->job, y + 1, h))
       return HT_ERR_CANCELLED;
   }

@@ -23,7 +23,7 @@ ht_status ht_ed_run(ht_job *job, const ht_rows *rows)
     goto out;
   }
   for (int64_t y = 0; y < h; y++) {
-    rows->load(rows, y, in);
+    rows->load(rows, y, 0, rows->width, in);
     int32_t *cur = err + (size_t)(y % nrows) * (size_t)w;
     bool reverse = job->scan == HT_SCAN_SERPENTINE && (y & 1);
     for (int64_t i = 0; i < w; i++) {
@@ -41,7 +41,7 @@ ht_status ht_ed_run(ht_job *job, const ht_rows *rows)
       }
     }
     memset(cur, 0, (size_t)w * sizeof *cur); /* this slot becomes row y + nrows */
-    rows->store(rows, y, lv);
+    rows->store(rows, y, 0, rows->width, lv);
     if (!ht_job_tick(job, y + 1, h)) {
       s = HT_ERR_CANCELLED;
       goto out;

@@ -112,14 +112,14 @@ HT_AI ht_status ed_rc_rows(const int L, const int R, const int D, const bool bin
   const ht_rows *rows = c->rows;
   const int64_t h = rows->height;
   for (int64_t y = 0; y < h; y++) {
-    rows->load(rows, y, c->in);
+    rows->load(rows, y, 0, rows->width, c->in);
     int32_t *down[HT_FILTER_MAX_DOWN + 1];
     for (int dy = 0; dy <= HT_FILTER_MAX_DOWN; dy++)
       down[dy] = c->err + (size_t)((y + dy) % NROWS) * c->stride + PAD;
     ed_rc_row(L, R, D, binary, c, down[0], down);
     /* this slot becomes row y + NROWS: clear it, pads included */
     memset(down[0] - PAD, 0, c->stride * sizeof *c->err);
-    rows->store(rows, y, c->lv);
+    rows->store(rows, y, 0, rows->width, c->lv);
     if (!ht_job_tick(c->job, y + 1, h))
       return HT_ERR_CANCELLED;
   }

@@ -17,10 +17,11 @@
 typedef struct ht_rows ht_rows;
 struct ht_rows {
   int64_t width, height;
-  /* Row y as HT_FX values (width entries). */
-  void (*load)(const ht_rows *r, int64_t y, int32_t *dst);
-  /* Row y of level indices (width entries). */
-  void (*store)(const ht_rows *r, int64_t y, const uint8_t *levels);
+  /* Columns x0 .. x0 + n - 1 of row y as HT_FX values, to dst[0 .. n). */
+  void (*load)(const ht_rows *r, int64_t y, int64_t x0, int64_t n, int32_t *dst);
+  /* Level indices of columns x0 .. x0 + n - 1 of row y. For 1-bit output
+   * x0 is a multiple of 8, and so is n unless the span ends the row. */
+  void (*store)(const ht_rows *r, int64_t y, int64_t x0, int64_t n, const uint8_t *levels);
   /* Source */
   const uint8_t *in;
   size_t in_stride;

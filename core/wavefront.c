@@ -4,23 +4,32 @@
  *
  * k-D PEC lets row y + 1 process column x once row y has finished column
  * x + k - 1 (k = job->filter.delay). Here the image is cut into bands of
- * G rows and every row into chunks of C columns, C >= k, so a lag of
- * LAG = 2 chunks between consecutive rows is a k-delay scan with room to
- * spare; the extra chunk lets the part of a pixel's sum that comes from
- * the rows above be computed for a whole chunk at once.
+ * up to G rows and every row into chunks of C columns. Chunk c of a
+ * band's row j covers columns [c*C - L*j, (c+1)*C - L*j) (L = the
+ * filter's reach to the lower left, k - 1): a parallelogram, so row j can
+ * do its chunk c one step after row j - 1 did its chunk c. The whole chunk
+ * of the row above is then done, which lets the part of a pixel's sum
+ * that comes from the rows above be computed for a whole chunk at once.
  *
- *  - Bands go round robin to the threads (band b to thread b mod T).
- *    The first row of band b follows the last row of band b - 1 through a
+ *  - A free thread takes the next band from an atomic ticket, so bands
+ *    start in order and a thread only ever waits for a band that a
+ *    running thread holds; a core that runs slower (a busy host) takes
+ *    fewer bands instead of holding up every T-th one. The first row of
+ *    band b follows the last row of band b - 1 through a
  *    per-band progress counter (C11 release/acquire), published every PUB
  *    chunk steps; the other rows of a band follow rows of their own band.
- *  - Inside a band the G rows are processed interleaved: in step s row j
- *    does chunk s - LAG * j. The in-row dependency chains (each pixel
- *    needs the error of its left neighbour) of different rows are
- *    independent; groups of ILP = 8 of them run in one loop, pixel by
- *    pixel, so the core overlaps them. This is what makes one thread
- *    about twice as fast as a single chain (EC-RC). G = 16 rather than 8
- *    halves the rows one thread reads from another's cache; images too
- *    narrow for T bands of 16 rows to overlap get bands of 8 or 4.
+ *  - Inside a band the rows are processed interleaved: in step s row j
+ *    does chunk s - j. The in-row dependency chains (each pixel needs the
+ *    error of its left neighbour) of different rows are independent;
+ *    groups of ILP = 8 of them run in one loop, pixel by pixel, so the
+ *    core overlaps them. This is what makes one thread about twice as
+ *    fast as a single chain (EC-RC).
+ *  - Speed-up with threads is bounded by the chain of bands: a band
+ *    starts about (rows + 1) * C columns after the band above, so with T
+ *    threads and W columns it pays while T * (rows + 1) * C is well below
+ *    W. Hence C = 32 (a chunk is still four AVX2 vectors) and bands of 16
+ *    rows (fewer rows read from another core's cache), or 8 or 4 when the
+ *    image is too narrow for that many threads.
  *  - For each row and chunk, first the "upper" sum (the input plus the
  *    terms of every tap with dy >= 1) is computed for all C columns in a
  *    vectorisable loop (SIMD; AVX2 when the CPU has it), then the chain
@@ -28,14 +37,18 @@
  * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
  * output equals core/ed.c bit for bit whatever the order.
  *
- * Memory: rows of S ~ width + 2 * PAD values. The e (error) rows form a
- * ring of (T + 1) * G rows: band b uses set b mod (T + 1), and the set is
- * next taken by band b + T + 1, which runs on the thread of band b + 1,
- * the only band that reads band b's rows, after that band is done. Each
- * thread also has G rows of input values and G rows of level indices,
- * and G chunk tiles. In all O((reach_down + G * T) * width) -- here
- * reach_down <= 3 < 4 <= rows per band, so (T + 1) * G rows of e --
- * never O(pixels). */
+ * Memory. Inside a band, error rows are short buffers that slide along
+ * with the chunks (see ER below), input is loaded and output stored a
+ * few chunks at a time: what a thread touches stays in its core's caches
+ * whatever the width (with whole rows, 16K-wide bands ran from memory and
+ * a thread was half as fast). Only a band's last D <= 3 rows, which the
+ * next band reads, are whole rows of S ~ width + 2 * PAD values, in a ring
+ * of T + 1 sets: band b uses set b mod (T + 1), and the set is next taken
+ * by band b + T + 1. Bands finish in order (a band's last row needs the
+ * end of the band above), so when a thread is free to take band
+ * b + T + 1, at most T - 1 bands are in flight, all after band b + 1 --
+ * the only band that reads band b's rows -- which is done. In all
+ * O(3 * (T + 1) * width + T * G * ER) values, never O(pixels). */
 #include "internal.h"
 
 #include <pthread.h>
@@ -45,14 +58,30 @@
 #include <time.h>
 
 #define HT_AI static inline __attribute__((always_inline))
-#define G 16      /* rows per band (>= HT_FILTER_MAX_DOWN + 1)           */
-#define C 64      /* columns per chunk (>= the largest delay, 5)          */
-#define ILP 8     /* chains interleaved in one loop (registers allow 8)   */
-#define LAG 2     /* chunks between consecutive rows                       */
-#define PAD 8     /* zero columns left and right of every e row (>= 4)     */
-#define PUB 4     /* steps between two publications of a band's progress  */
-#define SLACK 8   /* extra steps a waiting band lets its predecessor run   */
-#define SPINS 1000 /* pauses (~25 us) before a waiting thread blocks        */
+/* The HT_WF_* knobs may be set with -D for experiments (bench builds);
+ * the defaults are the measured best. */
+#ifndef HT_WF_G
+#define HT_WF_G 16
+#endif
+#ifndef HT_WF_C
+#define HT_WF_C 32
+#endif
+#ifndef HT_WF_SHIFT
+#define HT_WF_SHIFT 0 /* 0: the filter's reach L */
+#endif
+#ifndef HT_WF_PUB
+#define HT_WF_PUB 2
+#endif
+#ifndef HT_WF_SLACK
+#define HT_WF_SLACK 2
+#endif
+#define G HT_WF_G         /* most rows per band (>= HT_FILTER_MAX_DOWN + 1)     */
+#define C HT_WF_C         /* columns per chunk (> the filter's width)           */
+#define ILP 8             /* chains interleaved in one loop (registers allow 8) */
+#define PAD 8             /* zero columns left and right of an error row (>= 4) */
+#define PUB HT_WF_PUB     /* steps between two publications of a band's progress */
+#define SLACK HT_WF_SLACK /* extra steps a waiting band lets its predecessor run */
+#define STALL_NS 50000    /* no progress for this long: a waiting thread blocks  */
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
 
@@ -72,11 +101,30 @@ typedef struct {
  * from one base and one index register (with row buffers of run-time
  * stride it ran out of registers and spilled the row offsets). */
 #define TH 8 /* halo: the previous chunk's last errors (>= HT_FILTER_MAX_RIGHT) */
+#define IOB 256 /* columns a row loads, or stores, per call: 8 chunks   */
 typedef struct {
   int32_t u[C];      /* upper sums of the chunk                          */
   int32_t e[TH + C]; /* e[TH + i]: error of column i; e[TH - k]: halo    */
   uint8_t lv[C];     /* level indices                                    */
+  int32_t in[IOB];   /* input values of columns in0 .. in1 - 1           */
+  uint8_t out[IOB + C]; /* level indices of columns out0 .. (not yet stored) */
+  int64_t in0, in1, out0;
 } tile;
+
+/* Error rows inside a band live in short buffers of ER values that slide
+ * along the row: when a chunk would not fit, the last KEEP columns move
+ * to the front. KEEP covers every column a later reader still needs: row
+ * j + dy reads row j from (dy - 1) * C + dy * L + R columns left of row
+ * j's newest chunk. Only the band's last D rows, which the next band
+ * (another thread, maybe far behind) reads, are whole rows. So the
+ * memory a band touches moves along with its chunks and stays in the
+ * core's caches, whatever the width. */
+#define ER 1024
+#define KEEP (4 * C)
+_Static_assert(KEEP >= (HT_FILTER_MAX_DOWN - 1) * C + HT_FILTER_MAX_DOWN * HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT &&
+                   KEEP >= TH,
+               "KEEP must cover what later rows read");
+_Static_assert(ER >= KEEP + 2 * C + PAD, "a sliding row must hold KEEP columns and a chunk");
 
 typedef struct wf wf;
 typedef void (*band_fn)(wf *W, int me, int64_t b);
@@ -86,7 +134,6 @@ struct wf {
   ht_job *job;
   int64_t w, h;
   int64_t nchunks;     /* chunks covering the width                    */
-  int64_t nfull;       /* chunks of exactly C columns                   */
   int64_t nbands;
   size_t S;            /* row stride of every row buffer, in elements   */
   int T;               /* running threads                               */
@@ -94,15 +141,15 @@ struct wf {
   int levels;
   int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
   ht_level_table lt;
-  int32_t *e;          /* (T + 1) sets of G rows                         */
-  int32_t *up;         /* T sets of G rows                               */
-  uint8_t *lv;         /* T sets of G rows                               */
+  int32_t *e;          /* (T + 1) sets of HT_FILTER_MAX_DOWN whole rows  */
+  int32_t *slide;      /* T sets of G sliding rows of PAD + ER values    */
   int32_t *zero;       /* a row of zeros: the rows above the image       */
   tile *tiles;         /* T sets of G chunk tiles                          */
   progress *prog;      /* T + 1 slots, slot = band mod (T + 1)           */
   void *prog_mem;
   band_fn band;
   _Atomic int go;      /* > 0: T is final, workers may start            */
+  _Atomic int64_t next_band; /* the ticket: bands are taken in order      */
 };
 
 /* ------------------------------------------------------------ waiting */
@@ -134,12 +181,32 @@ static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *s
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
     return true;
   const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
-  for (unsigned spins = 0; spins < SPINS; spins++) {
+  /* Poll while the band we wait for is moving: a running band publishes
+   * every few microseconds, and a blocked thread would pay a wake-up
+   * (tens of microseconds, more in a VM) on the critical chain of bands.
+   * When nothing has moved for STALL_NS, its thread has been preempted
+   * (a busy machine) or waits itself: then block, and leave the core to
+   * whoever can use it. */
+  int64_t t_moved = ht_now_ns();
+  uint64_t last = *seen;
+  for (unsigned spins = 1;; spins++) {
     if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want)
       return true;
     if (ht_job_cancelled(W->job))
       return false;
-    cpu_relax();
+    if (spins < 256)
+      cpu_relax();
+    else
+      sched_yield(); /* lets a preempted thread of ours run on this core */
+    if (spins % 16 == 0) {
+      const int64_t now = ht_now_ns();
+      if (*seen != last) {
+        last = *seen;
+        t_moved = now;
+      } else if (now - t_moved > STALL_NS) {
+        break;
+      }
+    }
   }
   bool ok = true;
   pthread_mutex_lock(&p->lock);
@@ -180,12 +247,13 @@ static void publish(progress *p, uint64_t value)
 
 
 
-/* The upper sum of columns [x0, x1) of one row into `u`: the input plus
- * the terms of the taps with dy >= 1 (sources x - R .. x + L of the rows
- * above). Every column is independent: this loop vectorises. */
+/* The upper sum of n columns of one row into `u`: the input plus the
+ * terms of the taps with dy >= 1 (sources x - R .. x + L of the rows
+ * above). `in` and s1..s3 point at the chunk's first column. Every column
+ * is independent: this loop vectorises. */
 HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *restrict u,
                  const int32_t *restrict in, const int32_t *restrict s1, const int32_t *restrict s2,
-                 const int32_t *restrict s3, int64_t x0, int64_t x1)
+                 const int32_t *restrict s3, int64_t n)
 {
   int32_t q[HT_FILTER_MAX_DOWN][BOXW];
 #pragma GCC unroll 4
@@ -193,8 +261,7 @@ HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *re
 #pragma GCC unroll 16
     for (int k = 0; k <= L + R; k++)
       q[dy - 1][k] = W->q[dy][HT_FILTER_MAX_LEFT + R - k]; /* source x - R + k: dx = R - k */
-  u -= x0;
-  for (int64_t x = x0; x < x1; x++) {
+  for (int64_t x = 0; x < n; x++) {
     int32_t v = in[x];
 #pragma GCC unroll 16
     for (int k = 0; k <= L + R; k++) {
@@ -250,75 +317,151 @@ HT_AI void chains_n(const int R, const bool binary, const wf *W, int n_rows, til
 }
 _Static_assert(ILP == 8, "chains_n has one case per row count up to ILP");
 
+/* Chunk c of row j (0-based in its band) covers image columns
+ * [c*C - L*j, (c+1)*C - L*j), clipped to [0, w): each row's chunks sit L
+ * columns left of the row above's (a parallelogram, as the blocks of the
+ * paper's Sec. V), so when row j - 1 has finished its chunk c, every
+ * column that row j's chunk c reads from it (up to x1 - 1 + L) is done,
+ * and row j can follow one step behind (LAG = 1). */
+static inline int64_t chunk_x0(int64_t c, int L, int j) { return c * C - (int64_t)L * j; }
+/* first and last chunk of row j with any column in [0, w) */
+static inline int64_t chunk_first(int L, int j) { return ((int64_t)L * j) / C; }
+static inline int64_t chunk_last(int64_t w, int L, int j) { return (w + (int64_t)L * j + C - 1) / C - 1; }
+/* steps of a band of g rows: its last row starts at step g - 1 */
+static inline int64_t band_steps(int64_t w, int L, int g) { return g - 1 + chunk_last(w, L, g - 1) + 1; }
+
+/* Where row j's errors are: column x at rowp[x - base]. */
+typedef struct {
+  int32_t *p;
+  int64_t base; /* 0 for whole rows */
+} erow;
+
 /* One band: rows y0 .. y0 + g - 1, by worker `me`. */
 HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf *W, int me, int64_t b)
 {
   const size_t S = W->S;
-  const int64_t w = W->w, nchunks = W->nchunks, nfull = W->nfull;
+  const int64_t w = W->w;
   const int bg = W->bg;
   const int64_t y0 = b * bg;
+  const int SH = HT_WF_SHIFT > 0 ? HT_WF_SHIFT : L; /* chunk shift per row, >= L */
   const int g = (int)(W->h - y0 < bg ? W->h - y0 : bg);
-  int32_t *E = W->e + (size_t)(b % (W->T + 1)) * G * S + PAD;
-  const int32_t *Eprev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * G * S + PAD : NULL;
-  int32_t *U = W->up + (size_t)me * G * S + PAD;
-  uint8_t *LV = W->lv + (size_t)me * G * S + PAD;
+  /* the band's last D rows are whole rows in set b mod (T + 1), where the
+   * next band finds them; the others slide */
+  int32_t *set = W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD;
+  const int32_t *prev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD : NULL;
   tile *T = W->tiles + (size_t)me * G;
-  /* source row of row j, dy rows up */
-  const int32_t *src[G][HT_FILTER_MAX_DOWN + 1];
-  for (int j = 0; j < g; j++)
-    for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
-      src[j][dy] = j >= dy ? E + (size_t)(j - dy) * S
-                   : y0 + j - dy >= 0 ? Eprev + (size_t)(bg + j - dy) * S : W->zero + PAD;
-  const int64_t steps = nchunks + LAG * (g - 1);
+  erow er[G];
+  for (int j = 0; j < g; j++) {
+    if (j >= g - D) {
+      er[j].p = set + (size_t)(j - (g - D)) * S;
+    } else {
+      er[j].p = W->slide + ((size_t)me * G + (size_t)j) * (PAD + ER) + PAD;
+      memset(er[j].p - PAD, 0, PAD * sizeof(int32_t)); /* columns < 0 */
+    }
+    er[j].base = 0;
+  }
+  /* rows above the band: the band above's last D rows, or zeros */
+  const int32_t *above[HT_FILTER_MAX_DOWN + 1];
+  for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
+    above[dy] = dy > D ? NULL : y0 - dy >= 0 ? prev + (size_t)(D - dy) * S : W->zero + PAD;
+  const int64_t steps = band_steps(w, SH, g);
+  /* the band above (always bg rows) and its last row */
+  const int64_t prev_all = band_steps(w, SH, bg);
+  const int jp = bg - 1;
+  const int64_t last0 = chunk_last(w, SH, 0);
   progress *mine = &W->prog[b % (W->T + 1)];
   uint64_t seen = 0;
+  int64_t cfirst[G], clast[G], xs0[G], xs1[G];
+  for (int j = 0; j < g; j++) {
+    cfirst[j] = chunk_first(SH, j);
+    clast[j] = chunk_last(w, SH, j);
+  }
+  int jlo = 0, jhi = -1;
   for (int64_t s = 0; s < steps; s++) {
-    if (b > 0 && s < nchunks) {
-      /* row 0 at chunk s reads the previous band's last row up to chunk
-       * s + 1 (its window reaches L columns into the next chunk) */
-      int64_t c_need = s + 1 < nchunks ? s + 1 : nchunks - 1;
-      if (!wait_band(W, b - 1, (uint64_t)(c_need + LAG * (bg - 1) + 1), (uint64_t)(nchunks + LAG * (bg - 1)),
-                     &seen))
+    if (b > 0 && s <= last0) {
+      /* Row 0's chunk s reads the band above's last rows up to column
+       * x1 - 1 + L; the last row (the most shifted, the latest) has that
+       * column once it has finished chunk cp, at its step cp + jp. Later
+       * rows of this band need no more than row 0 did. */
+      const int64_t x1 = chunk_x0(s + 1, SH, 0) < w ? chunk_x0(s + 1, SH, 0) : w;
+      const int64_t col = x1 - 1 + L < w - 1 ? x1 - 1 + L : w - 1;
+      const int64_t cp = (col + 1 + (int64_t)SH * jp + C - 1) / C - 1;
+      if (!wait_band(W, b - 1, (uint64_t)(cp + jp + 1), (uint64_t)prev_all, &seen))
         return;
-      /* The previous band's rows were written by another core, so every
-       * line row 0 reads from them is a coherence miss. Fetch the lines of
-       * a chunk it will need two steps from now, once `seen` shows that
-       * chunk finished (never earlier: a line fetched before its last write
-       * is only taken back by the writer). */
-      const int64_t c_pre = s + 2, prev_done = (int64_t)(seen & 0xffffffffu) - LAG * (bg - 1);
-      if ((int64_t)(seen >> 32) == b - 1 && c_pre < prev_done && c_pre < nchunks)
+      /* The band above was written by another core, so every line row 0
+       * reads from it is a coherence miss. Fetch the lines of a chunk it
+       * will need two steps from now, once `seen` shows them finished
+       * (never earlier: a line fetched before its last write is only
+       * taken back by the writer). */
+      const int64_t c_pre = s + 2, prev_chunk = (int64_t)(seen & 0xffffffffu) - jp - 1;
+      if ((int64_t)(seen >> 32) == b - 1 && c_pre <= last0 &&
+          chunk_x0(prev_chunk + 1, SH, jp) >= chunk_x0(c_pre + 1, SH, 0) + L)
         for (int dy = 1; dy <= D; dy++)
-          for (int64_t x = c_pre * C; x < c_pre * C + C; x += 64 / (int64_t)sizeof(int32_t))
-            __builtin_prefetch(src[0][dy] + x);
+          for (int64_t x = c_pre * C; x < c_pre * C + C && x < w; x += 64 / (int64_t)sizeof(int32_t))
+            __builtin_prefetch(above[dy] + x);
     }
-    /* rows with a chunk in this step: c = s - LAG * j in [0, nchunks) */
-    int jlo = s - nchunks + 1 <= 0 ? 0 : (int)((s - nchunks + 1 + LAG - 1) / LAG);
-    int jhi = (int)(s / LAG < g - 1 ? s / LAG : g - 1);
-    int jfull = jhi + 1; /* first row of the run with a full chunk      */
+    /* rows with a chunk in this step (c = s - j): jlo .. jhi, since
+     * j + first[j] and j + last[j] grow with j; among them the run
+     * [jf0, jf1] whose chunks are whole (C columns) shares the
+     * interleaved loop, and a clipped chunk (a row's first or last) runs
+     * alone */
+    while (jhi + 1 < g && s - (jhi + 1) >= cfirst[jhi + 1])
+      jhi++;
+    while (s - jlo > clast[jlo])
+      jlo++;
+    int jf0 = g, jf1 = -1;
     for (int j = jlo; j <= jhi; j++) {
-      const int64_t c = s - LAG * j;
-      if (c == 0)
-        W->rows->load(W->rows, y0 + j, U + (size_t)j * S);
-      const int64_t x0 = c * C, x1 = x0 + C < w ? x0 + C : w;
-      int32_t *row = E + (size_t)j * S;
-      upper(L, R, D, W, T[j].u, U + (size_t)j * S, src[j][1], src[j][2], src[j][3], x0, x1);
-      memcpy(T[j].e, row + x0 - TH, TH * sizeof *row); /* the halo (zero pads at x0 == 0) */
-      if (c < nfull && j < jfull)
-        jfull = j;
+      const int64_t c = s - j, cx0 = chunk_x0(c, SH, j);
+      const int64_t x0 = cx0 > 0 ? cx0 : 0, x1 = cx0 + C < w ? cx0 + C : w;
+      xs0[j] = x0;
+      xs1[j] = x1;
+      tile *t = &T[j];
+      if (c == cfirst[j])
+        t->in0 = t->in1 = t->out0 = 0;
+      if (x1 > t->in1) { /* load the next IOB columns */
+        t->in0 = x0;
+        t->in1 = x0 + IOB < w ? x0 + IOB : w;
+        W->rows->load(W->rows, y0 + j, t->in0, t->in1 - t->in0, t->in);
+      }
+      const int32_t *sp[HT_FILTER_MAX_DOWN + 1] = { NULL, NULL, NULL, NULL };
+      for (int dy = 1; dy <= D; dy++)
+        sp[dy] = j >= dy ? er[j - dy].p + (x0 - er[j - dy].base) : above[dy - j] + x0;
+      upper(L, R, D, W, t->u, t->in + (x0 - t->in0), sp[1], sp[2], sp[3], x1 - x0);
+      /* the halo (zeros left of column 0) */
+      memcpy(T[j].e, er[j].p + (x0 - er[j].base) - TH, TH * sizeof(int32_t));
+      if (x1 - x0 == C) {
+        jf0 = j < jf0 ? j : jf0;
+        jf1 = j;
+      }
     }
-    /* a row whose last chunk is partial runs alone, to the last column */
-    for (int j = jlo; j < jfull; j++)
-      chains(1, R, binary, W, T + j, w - (s - LAG * j) * C);
-    if (jfull <= jhi)
-      chains_n(R, binary, W, jhi - jfull + 1, T + jfull, C);
+    for (int j = jlo; j <= jhi; j++)
+      if (j < jf0 || j > jf1)
+        chains(1, R, binary, W, T + j, xs1[j] - xs0[j]);
+    if (jf0 <= jf1)
+      chains_n(R, binary, W, jf1 - jf0 + 1, T + jf0, C);
     for (int j = jlo; j <= jhi; j++) {
-      const int64_t x0 = (s - LAG * j) * C, n = x0 + C < w ? C : w - x0;
-      memcpy(E + (size_t)j * S + x0, T[j].e + TH, (size_t)n * sizeof *E);
-      memcpy(LV + (size_t)j * S + x0, T[j].lv, (size_t)n);
+      const int64_t x0 = xs0[j], x1 = xs1[j], n = x1 - x0;
+      erow *r = &er[j];
+      if (j < g - D && x1 + PAD - r->base > ER) {
+        /* slide: keep the last KEEP columns before this chunk */
+        const int64_t nb = x0 - KEEP;
+        memmove(r->p, r->p + (nb - r->base), (size_t)(x0 - nb) * sizeof(int32_t));
+        r->base = nb;
+      }
+      memcpy(r->p + (x0 - r->base), T[j].e + TH, (size_t)n * sizeof(int32_t));
+      if (x1 == w) /* columns right of the image read as zeros */
+        memset(r->p + (w - r->base), 0, PAD * sizeof(int32_t));
+      /* output, IOB columns a call; 1-bit output takes whole bytes, so
+       * up to 7 columns wait for the next call */
+      tile *t = &T[j];
+      memcpy(t->out + (x0 - t->out0), t->lv, (size_t)n);
+      if (x1 == w || x1 - t->out0 >= IOB) {
+        const int64_t xe = x1 == w ? w : x1 & ~(int64_t)7;
+        W->rows->store(W->rows, y0 + j, t->out0, xe - t->out0, t->out);
+        memmove(t->out, t->out + (xe - t->out0), (size_t)(x1 - xe));
+        t->out0 = xe;
+      }
     }
-    /* the row that finished its last chunk goes out */
-    if (jlo <= jhi && s - LAG * jlo == nchunks - 1)
-      W->rows->store(W->rows, y0 + jlo, LV + (size_t)jlo * S);
     /* publish every PUB steps: each store may have to take the line back
      * from a reader on another core */
     if ((s + 1) % PUB == 0 || s + 1 == steps)
@@ -385,13 +528,14 @@ typedef struct {
 
 static void work(wf *W, int me)
 {
-  for (int64_t b = me; b < W->nbands; b += W->T) {
-    if (ht_job_cancelled(W->job))
-      return;
+  for (;;) {
+    const int64_t b = atomic_fetch_add_explicit(&W->next_band, 1, memory_order_relaxed);
+    if (b >= W->nbands || ht_job_cancelled(W->job))
+      break;
     W->band(W, me, b);
     /* only the calling thread reports progress (and may cancel) */
     if (me == 0 && !ht_job_tick(W->job, (b + 1) * W->bg < W->h ? (b + 1) * W->bg : W->h, W->h))
-      return;
+      break;
   }
 }
 
@@ -415,20 +559,30 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.w = rows->width;
   W.h = rows->height;
   W.nchunks = (W.w + C - 1) / C;
-  W.nfull = W.w / C;
   int T = job->threads < 1 ? 1 : job->threads > MAX_THREADS ? MAX_THREADS : job->threads;
-  /* Band height: G rows for the most interleaved chains, unless the
-   * image is too narrow for T bands of G rows to be in flight at once
-   * (consecutive bands start LAG * bg steps apart, a band lasts
-   * nchunks + LAG * (bg - 1) steps); then fewer rows. */
+  /* Band height: G rows for the most interleaved chains, unless that
+   * makes the chain of bands the bottleneck. A band can start about
+   * bg + 1 chunk steps after the one above, and its thread needs about
+   * w / C of them for a band: with T bands in flight, the chain costs
+   * little while T * (bg + 1) * C <= w / 2. */
   W.bg = G;
-  while (W.bg > BG_MIN && W.nchunks + LAG * (W.bg - 1) < (int64_t)T * LAG * W.bg)
+  while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C * 2 > W.w)
     W.bg /= 2;
   W.nbands = (W.h + W.bg - 1) / W.bg;
   if (T > W.nbands)
     T = (int)W.nbands; /* a thread without a band would only wait */
-  /* stride: data, pads, rounded to 16 values (64 bytes) */
-  W.S = ((size_t)W.nchunks * C + 2 * PAD + 15) & ~(size_t)15;
+  size_t inst = 0;
+  while (inst + 1 < sizeof instances / sizeof instances[0] &&
+         (f->reach_left > instances[inst].l || f->reach_right > instances[inst].r ||
+          f->reach_down > instances[inst].d))
+    inst++;
+  /* Row stride: the data and its pads, plus a skew. In a step, row j
+   * works C + L columns left of row j - 1, L1 sets repeat every 4096
+   * bytes, and S = a multiple of 1024 values would put every row's chunk
+   * in the same few sets; S = C + L + 48 (mod 1024) puts consecutive rows
+   * 192 bytes (three lines) apart in the cache instead. */
+  const size_t skew = (size_t)(C + instances[inst].l + 48);
+  W.S = (((size_t)W.nchunks * C + 2 * PAD + 1023 - skew) & ~(size_t)1023) + skew;
   W.levels = job->levels;
   for (int t = 0; t < f->ntaps; t++)
     W.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
@@ -439,19 +593,17 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   /* With very wide images the per-thread rows add up: if they cannot be
    * had, run with half the threads (down to one) rather than fail. */
   for (;;) {
-    W.e = ht_alloc(job, (size_t)(T + 1) * G, W.S * sizeof *W.e);
-    W.up = ht_alloc(job, (size_t)T * G, W.S * sizeof *W.up);
-    W.lv = ht_alloc(job, (size_t)T * G, W.S);
+    W.e = ht_alloc(job, (size_t)(T + 1) * HT_FILTER_MAX_DOWN, W.S * sizeof *W.e);
+    W.slide = ht_alloc(job, (size_t)T * G, (PAD + ER) * sizeof *W.slide);
     W.tiles = ht_alloc(job, (size_t)T * G, sizeof *W.tiles);
     /* calloc aligns to 16 bytes only: take one slot more and round up, so
      * that every counter has its own cache line */
     W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
-    if ((W.e && W.up && W.lv && W.tiles && W.prog_mem && workers) || T == 1)
+    if ((W.e && W.slide && W.tiles && W.prog_mem && workers) || T == 1)
       break;
     free(W.e);
-    free(W.up);
-    free(W.lv);
+    free(W.slide);
     free(W.tiles);
     free(W.prog_mem);
     free(workers);
@@ -460,7 +612,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
-  if (!W.e || !W.up || !W.lv || !W.zero || !W.tiles || !W.prog || !workers || !lt_ok) {
+  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !workers || !lt_ok) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -486,15 +638,12 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
-  size_t i = 0;
-  while (i + 1 < sizeof instances / sizeof instances[0] &&
-         (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
-    i++;
-  W.band = instances[i].fn[cpu_has_avx2()][W.levels == 2];
+  W.band = instances[inst].fn[cpu_has_avx2()][W.levels == 2];
 
   /* Start the helpers; if one cannot be created, run with those that
    * were (the band assignment is fixed only once `go` is set). */
   atomic_init(&W.go, 0);
+  atomic_init(&W.next_band, 0);
   int started = 1;
   for (int t = 1; t < T; t++) {
     workers[t].W = &W;
@@ -516,8 +665,7 @@ out:
     pthread_cond_destroy(&W.prog[k].wake);
   }
   free(W.e);
-  free(W.up);
-  free(W.lv);
+  free(W.slide);
   free(W.zero);
   free(W.tiles);
   free(W.prog_mem);

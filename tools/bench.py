@@ -190,6 +190,22 @@ class Bench:
                                                                    float(m.group(6))))
         return ms
 
+    def copies_wall(self, size, copies, reps):
+        """Wall seconds for `copies` single-thread processes run at once,
+        each halftoning the image `reps` times: what the machine gives to
+        work that needs no communication at all."""
+        procs = []
+        t0 = time.monotonic()
+        for i in range(copies):
+            out = os.path.join(self.work, "copy%d.pbm" % i)
+            procs.append(subprocess.Popen([self.halftone, "--quiet", "--backend", "cpu", "--variant", "wavefront",
+                                           "--threads", "1", "--bench", str(reps), self.image(size), out],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        ok = all(p.wait() == 0 for p in procs)
+        wall = time.monotonic() - t0
+        log("  %2d independent copies %6s x%d: %.3f s" % (copies, size_label(size), reps, wall))
+        return wall if ok else None
+
     def metrics_of(self, original, result):
         p = subprocess.run([self.metrics, original, result], capture_output=True, text=True)
         m = re.search(r"mean tone error: ([\d.]+)\nHVS error: ([\d.]+)", p.stdout)
@@ -462,6 +478,18 @@ def main():
                     "%.2f×" % (base[s] / ms[s]) if base.get(s) and ms.get(s) else "—" for s in sizes)))
             if any(t > bench.cores for t in threads):
                 lines += ["", "(Thread counts above the %d cores of this machine oversubscribe it.)" % bench.cores]
+            # The machine's own ceiling: T independent single-thread runs at once.
+            csize, creps = min(4096, max(sizes)), 10
+            one = bench.copies_wall(csize, 1, creps)
+            lines += ["", "The machine's ceiling: T independent single-thread processes started together "
+                      "(`halftone --threads 1 --bench %d` on a %s² image each, no communication at all); "
+                      "throughput of all of them over that of one alone. A threaded wavefront cannot "
+                      "scale beyond this." % (creps, size_label(csize)), "",
+                      "| processes | wall s | throughput over one |", "|---|---|---|"]
+            for t in threads:
+                wall = one if t == 1 else bench.copies_wall(csize, t, creps)
+                lines.append("| %d | %s | %s |" % (t, "%.2f" % wall if wall else "—",
+                                                   "%.2f×" % (t * one / wall) if wall and one else "—"))
         else:
             section = "cpu"
             rows = []

@@ -86,8 +86,9 @@ static const int all_threads[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 
 static void run_random(ht_context *ctx)
 {
-  /* sizes around the wavefront's chunk size (64), and widths where it
-   * picks bands of 4, 8 and 16 rows for 2 to 8 threads */
+  /* sizes around the wavefront's chunk size (32), widths where it picks
+   * bands of 4, 8 and 16 rows for 2 to 8 threads, and widths past the
+   * 1024 columns of its sliding error rows (2100, 4200) */
   static const int64_t sizes[][2] = { { 127, 251 }, { 300, 67 }, { 513, 41 }, { 64, 64 },
                                       { 1000, 3 }, { 2100, 37 }, { 4200, 35 } };
   const int levels[] = { 2, 3, 16 };
