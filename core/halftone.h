@@ -245,6 +245,12 @@ HT_API ht_variant ht_context_last_variant(const ht_context *ctx);
  * Output formats: U8/U16 write each level as an evenly spaced value
  * (level q of L -> round(q * MAX / (L - 1))); BIT1 needs levels == 2 and a
  * single channel. `out` may not overlap `in`.
+ * On any error the contents of `out` are unspecified: a cancel, or a GPU
+ * that fails part way under backend cuda, can leave it partly written
+ * (under backend auto the CPU then redoes the whole image). Keep the
+ * result only on HT_OK, as this project's tools do: the halftone CLI
+ * writes a temporary file and renames it only on success, and the GEGL
+ * op (so the GIMP plug-in too) passes its input through on failure.
  */
 HT_API ht_status ht_run(ht_context *ctx, const ht_image *in, ht_image *out,
                         const ht_params *params);
