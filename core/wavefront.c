@@ -448,17 +448,24 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
         memmove(r->p, r->p + (nb - r->base), (size_t)(x0 - nb) * sizeof(int32_t));
         r->base = nb;
       }
-      memcpy(r->p + (x0 - r->base), T[j].e + TH, (size_t)n * sizeof(int32_t));
+      if (n == C) /* the usual case, with a size the compiler inlines */
+        memcpy(r->p + (x0 - r->base), T[j].e + TH, C * sizeof(int32_t));
+      else
+        memcpy(r->p + (x0 - r->base), T[j].e + TH, (size_t)n * sizeof(int32_t));
       if (x1 == w) /* columns right of the image read as zeros */
         memset(r->p + (w - r->base), 0, PAD * sizeof(int32_t));
       /* output, IOB columns a call; 1-bit output takes whole bytes, so
        * up to 7 columns wait for the next call */
       tile *t = &T[j];
-      memcpy(t->out + (x0 - t->out0), t->lv, (size_t)n);
+      if (n == C)
+        memcpy(t->out + (x0 - t->out0), t->lv, C);
+      else
+        memcpy(t->out + (x0 - t->out0), t->lv, (size_t)n);
       if (x1 == w || x1 - t->out0 >= IOB) {
         const int64_t xe = x1 == w ? w : x1 & ~(int64_t)7;
         W->rows->store(W->rows, y0 + j, t->out0, xe - t->out0, t->out);
-        memmove(t->out, t->out + (xe - t->out0), (size_t)(x1 - xe));
+        for (int64_t k = 0; k < x1 - xe; k++) /* fewer than 8 */
+          t->out[k] = t->out[xe - t->out0 + k];
         t->out0 = xe;
       }
     }
