@@ -81,7 +81,8 @@
 #define PAD 8             /* zero columns left and right of an error row (>= 4) */
 #define PUB HT_WF_PUB     /* steps between two publications of a band's progress */
 #define SLACK HT_WF_SLACK /* extra steps a waiting band lets its predecessor run */
-#define STALL_NS 50000    /* no progress for this long: a waiting thread blocks  */
+#define STALL_NS 50000    /* no sign of life above this long: a waiter blocks    */
+#define POLL_NS 2000000   /* a waiter blocks after this long in any case        */
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
 
@@ -92,6 +93,7 @@ _Static_assert(C > HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1, "a chunk must e
 typedef struct {
   _Alignas(64) _Atomic uint64_t v; /* (band << 32) | steps done           */
   _Atomic int sleepers;            /* threads blocked on `wake`            */
+  _Atomic int polling;             /* this band polls for the band above   */
   pthread_mutex_t lock;
   pthread_cond_t wake;
 } progress;
@@ -181,33 +183,43 @@ static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *s
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
     return true;
   const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
-  /* Poll while the band we wait for is moving: a running band publishes
+  /* Poll while the band we wait for is alive: a running band publishes
    * every few microseconds, and a blocked thread would pay a wake-up
    * (tens of microseconds, more in a VM) on the critical chain of bands.
-   * When nothing has moved for STALL_NS, its thread has been preempted
-   * (a busy machine) or waits itself: then block, and leave the core to
-   * whoever can use it. */
-  int64_t t_moved = ht_now_ns();
+   * A band that polls for its own predecessor says so in `polling`, so
+   * a queue of waiting bands keeps polling while its head moves. When the
+   * band above neither moves nor polls for STALL_NS, its thread has been
+   * preempted (a busy machine) or sleeps: then block too, and leave the
+   * core to whoever can use it; likewise after POLL_NS in any case. */
+  progress *mine = &W->prog[(b + 1) % (W->T + 1)];
+  atomic_store_explicit(&mine->polling, 1, memory_order_relaxed);
+  const int64_t t0 = ht_now_ns();
+  int64_t t_moved = t0;
   uint64_t last = *seen;
   for (unsigned spins = 1;; spins++) {
-    if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want)
+    if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want) {
+      atomic_store_explicit(&mine->polling, 0, memory_order_relaxed);
       return true;
-    if (ht_job_cancelled(W->job))
+    }
+    if (ht_job_cancelled(W->job)) {
+      atomic_store_explicit(&mine->polling, 0, memory_order_relaxed);
       return false;
+    }
     if (spins < 256)
       cpu_relax();
     else
       sched_yield(); /* lets a preempted thread of ours run on this core */
     if (spins % 16 == 0) {
       const int64_t now = ht_now_ns();
-      if (*seen != last) {
+      if (*seen != last || atomic_load_explicit(&p->polling, memory_order_relaxed)) {
         last = *seen;
         t_moved = now;
-      } else if (now - t_moved > STALL_NS) {
-        break;
       }
+      if (now - t_moved > STALL_NS || now - t0 > POLL_NS)
+        break;
     }
   }
+  atomic_store_explicit(&mine->polling, 0, memory_order_relaxed);
   bool ok = true;
   pthread_mutex_lock(&p->lock);
   /* seq_cst on both sides: either publish() sees this sleeper, or the
@@ -631,6 +643,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   for (; inited <= T; inited++) {
     atomic_init(&W.prog[inited].v, 0);
     atomic_init(&W.prog[inited].sleepers, 0);
+    atomic_init(&W.prog[inited].polling, 0);
     if (pthread_mutex_init(&W.prog[inited].lock, NULL) != 0)
       break;
     if (!ca_ok || pthread_cond_init(&W.prog[inited].wake, &ca) != 0) {
