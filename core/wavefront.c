@@ -103,9 +103,12 @@ typedef struct {
  * from one base and one index register (with row buffers of run-time
  * stride it ran out of registers and spilled the row offsets). */
 #define TH 8 /* halo: the previous chunk's last errors (>= HT_FILTER_MAX_RIGHT) */
-#define IOB 256 /* columns a row loads, or stores, per call: 8 chunks   */
+#define IOB 1024 /* columns a row loads, or stores, per call (shorter spans
+                  * measured slower with 2 threads: the interleaved rows'
+                  * input streams are too short for the prefetchers)    */
 typedef struct {
-  int32_t u[C];      /* upper sums of the chunk                          */
+  _Alignas(64) int32_t u[C]; /* upper sums of the chunk; whole cache lines
+                              * per tile, so no two threads share one  */
   int32_t e[TH + C]; /* e[TH + i]: error of column i; e[TH - k]: halo    */
   uint8_t lv[C];     /* level indices                                    */
   int32_t in[IOB];   /* input values of columns in0 .. in1 - 1           */
@@ -147,6 +150,7 @@ struct wf {
   int32_t *slide;      /* T sets of G sliding rows of PAD + ER values    */
   int32_t *zero;       /* a row of zeros: the rows above the image       */
   tile *tiles;         /* T sets of G chunk tiles                          */
+  void *tiles_mem;
   progress *prog;      /* T + 1 slots, slot = band mod (T + 1)           */
   void *prog_mem;
   band_fn band;
@@ -614,21 +618,23 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   for (;;) {
     W.e = ht_alloc(job, (size_t)(T + 1) * HT_FILTER_MAX_DOWN, W.S * sizeof *W.e);
     W.slide = ht_alloc(job, (size_t)T * G, (PAD + ER) * sizeof *W.slide);
-    W.tiles = ht_alloc(job, (size_t)T * G, sizeof *W.tiles);
+    /* calloc aligns to 16 bytes only: one tile more, rounded up */
+    W.tiles_mem = ht_alloc(job, (size_t)T * G + 1, sizeof *W.tiles);
     /* calloc aligns to 16 bytes only: take one slot more and round up, so
      * that every counter has its own cache line */
     W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
-    if ((W.e && W.slide && W.tiles && W.prog_mem && workers) || T == 1)
+    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && workers) || T == 1)
       break;
     free(W.e);
     free(W.slide);
-    free(W.tiles);
+    free(W.tiles_mem);
     free(W.prog_mem);
     free(workers);
     T /= 2;
   }
   W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
+  W.tiles = W.tiles_mem ? (tile *)(((uintptr_t)W.tiles_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
   if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !workers || !lt_ok) {
@@ -687,7 +693,7 @@ out:
   free(W.e);
   free(W.slide);
   free(W.zero);
-  free(W.tiles);
+  free(W.tiles_mem);
   free(W.prog_mem);
   free(workers);
   ht_level_table_free(&W.lt);

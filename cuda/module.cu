@@ -136,8 +136,10 @@ int copy_threads()
 {
   long t = env_long("HT_CUDA_COPY_THREADS", 0);
   if (t <= 0) {
+    /* measured on the 16-core H100 host, 16K² pageable 8-bit -> 8-bit:
+     * 4 threads 22.8 ms, 8 18.6, 12 20.6, 16 20.0 */
     unsigned hc = std::thread::hardware_concurrency();
-    t = hc >= 8 ? 4 : hc >= 2 ? 2 : 1;
+    t = hc >= 16 ? 8 : hc >= 8 ? 4 : hc >= 2 ? 2 : 1;
   }
   return (int)std::min(t, 64L);
 }
