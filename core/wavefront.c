@@ -103,7 +103,10 @@ typedef struct {
  * from one base and one index register (with row buffers of run-time
  * stride it ran out of registers and spilled the row offsets). */
 #define TH 8 /* halo: the previous chunk's last errors (>= HT_FILTER_MAX_RIGHT) */
-#define IOB 1024 /* columns a row loads, or stores, per call (shorter spans
+#ifndef HT_WF_IOB
+#define HT_WF_IOB 1024
+#endif
+#define IOB HT_WF_IOB /* columns a row loads, or stores, per call (shorter spans
                   * measured slower with 2 threads: the interleaved rows'
                   * input streams are too short for the prefetchers)    */
 typedef struct {
