@@ -137,7 +137,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   /* the newest word of the row above, as shuffled, and lane 0's term of
    * the word from the band above in its place (see chunk) */
   int new_raw, new_g;
-  int q_new, q_new_lane;
+  int q_new, q_new_lane, q_new_top; /* q_new_top: q_new in lane 0, 0 elsewhere */
   int up[D][D * K + R];
   /* The last rows of the band above, G columns a group: lane 8j + i holds
    * row "dy - j above" at column group + i + (dy - j) K, for lane j < dy.
@@ -218,6 +218,9 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
 #pragma unroll
     for (int k = 0; k < 8; k++)
       ow[k] = 0;
+    /* boundary words of this chunk: column x = base + t - lane K */
+    unsigned long long *const dnc = dnrow + (base - lane * K);
+    const bool bottom = lane >= 32 - D;
 #pragma unroll
     for (int t = 0; t < 32; t++) {
       const int sg = base + t;
@@ -257,7 +260,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
         e = valid ? e : 0;
       }
       ow[t / 4] |= (unsigned)(BIN ? (lv ? lut1 : lut0) : s_lut[lv]) << (8 * (t % 4));
-      st_word_if(dnrow + x, wtag | (unsigned)e, lane >= 32 - D && valid);
+      st_word_if(dnc + t, wtag | (unsigned)e, bottom && valid);
 #pragma unroll
       for (int i = RW - 1; i > 0; i--)
         own[i] = own[i - 1];
@@ -268,7 +271,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
         int r = __shfl_up_sync(FULL, e, dy);
         if (dy == 1) {
           new_raw = r;
-          new_g = lane < 1 ? ht_fx_term(from_above, q_new) : 0;
+          new_g = ht_fx_term(from_above, q_new_top); /* 0 but in lane 0 */
         }
         r = lane < dy ? from_above : r;
 #pragma unroll
@@ -314,6 +317,7 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
    * has L = K - 1, so the tap exists, possibly with weight 0) */
   st.q_new = st.q[1][1 - K + L];
   st.q_new_lane = lane < 1 ? 0 : st.q_new;
+  st.q_new_top = lane < 1 ? st.q_new : 0;
   st.lvl1 = ht_fx_level(1, 2);
   st.lut0 = p.lut[0];
   st.lut1 = p.lut[1];
@@ -323,7 +327,9 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
   st.my_out = s_out + lane * B::POUT;
   st.bound = p.bound;
   st.bound_row = p.bound_row;
-  st.wtag = (unsigned long long)p.tag << 32;
+  /* through a shuffle, so the compiler keeps it in a register instead
+   * of reloading the parameter at every step */
+  st.wtag = (unsigned long long)__shfl_sync(FULL, p.tag, 0) << 32;
   __syncwarp();
 
   const int nblocks = (W + 31) / 32;

@@ -136,10 +136,11 @@ int copy_threads()
 {
   long t = env_long("HT_CUDA_COPY_THREADS", 0);
   if (t <= 0) {
-    /* measured on the 16-core H100 host, 16K² pageable 8-bit -> 8-bit:
-     * 4 threads 22.8 ms, 8 18.6, 12 20.6, 16 20.0 */
+    /* 4 on the 16-core H100 host: 8 threads once gave 18.6 ms (16K²
+     * pageable 8-bit -> 8-bit) against 22.8, but 27.7 and 31.7 ms in later
+     * runs, while 4 stayed at 22.8-25.0 */
     unsigned hc = std::thread::hardware_concurrency();
-    t = hc >= 16 ? 8 : hc >= 8 ? 4 : hc >= 2 ? 2 : 1;
+    t = hc >= 8 ? 4 : hc >= 2 ? 2 : 1;
   }
   return (int)std::min(t, 64L);
 }
