@@ -19,19 +19,28 @@ typedef struct {
   unsigned char lut[256];  /* level -> output byte (out_bit1 == 0)          */
   /* Error rows handed from band to band: slot b holds the last `down`
    * rows of band b - 1 (slot 0: the rows carried from the chunk above),
-   * as 64-bit words (tag << 32 | error). A word is valid when its tag is
-   * this launch's, so no fence or flag is needed between bands. */
-  unsigned long long *bound;
+   * as 32-bit words error + (wtag << 24). A word is this launch's when
+   * it differs from wtag << 24 by a 24-bit signed value, so no fence or
+   * flag is needed between bands, and one 32-bit store hands a word on.
+   * Errors stay far inside 24 bits (|e| is about half of full scale,
+   * 65535, for weights that sum to at most 1); a word that never turns
+   * valid ends the wait after seconds with *fault = 1, never a hang.
+   * Tags run 1..255; the host clears the slots (0 is never valid) before
+   * they wrap. */
+  unsigned *bound;
   size_t bound_row;        /* words per boundary row, >= width              */
-  unsigned tag;            /* this launch's tag, never 0                    */
-  unsigned carry_tag;      /* tag of the carried rows in slot 0             */
+  unsigned tag;            /* this launch's tag for done[], never 0         */
+  unsigned wtag;           /* this launch's word tag, 1..255                */
+  unsigned carry_wtag;     /* word tag of the carried rows in slot 0        */
+  int *fault;              /* host-mapped; set when a wait timed out        */
   int have_carry;
   int *ticket;             /* zeroed before the launch: band order          */
   const int *in_ready;     /* number of stripes uploaded so far             */
   int stripe_rows;         /* multiple of 32                                */
   unsigned *done;          /* host-mapped: done[band] = tag when written    */
-  unsigned long long *trace; /* benchmark only: %globaltimer at each band's
-                              start and end (2 per band), or NULL        */
+  unsigned long long *trace; /* benchmark only, or NULL: 16 words per band
+                              (%globaltimer at its start and end, then
+                              HT_FAST_STATS counters), then 512 per band */
 } ht_fast_params;
 
 /* Rows of boundary words per band for this filter (>= reach_down). */

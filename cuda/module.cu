@@ -41,7 +41,8 @@ struct dev_t_ {
   cudaDeviceProp prop;
   cudaStream_t comp, h2d, d2h;
   cudaEvent_t ev_reset, ev_in[NSLOT], ev_out[NSLOT];
-  unsigned tag;
+  unsigned tag;  /* launch tag of the done flags */
+  unsigned wtag; /* launch tag of the boundary words, 1..255 (fast.h) */
   /* cached buffers, grown on demand */
   void *d_in = nullptr;
   size_t d_in_size = 0;
@@ -49,11 +50,13 @@ struct dev_t_ {
   size_t d_out_size = 0;
   unsigned char *d_lv = nullptr;
   size_t d_lv_size = 0;
-  unsigned long long *d_bound = nullptr;
+  unsigned *d_bound = nullptr;
   size_t d_bound_size = 0;
   int *d_ticket = nullptr, *d_ready = nullptr;
   unsigned *h_done = nullptr;
   size_t h_done_n = 0;
+  int *h_fault = nullptr; /* host-mapped: a band's wait timed out */
+  size_t h_fault_n = 0;
   int *h_vals = nullptr;
   size_t h_vals_n = 0;
   unsigned char *h_stage_in[NSLOT] = {}, *h_stage_out[NSLOT] = {};
@@ -170,6 +173,22 @@ bool grow_dev(ctx_err &ce, void **p, size_t *have, size_t need, bool zero, const
   if (zero && cudaMemset(*p, 0, need) != cudaSuccess)
     return ce.check(cudaGetLastError(), "cudaMemset");
   *have = need;
+  return true;
+}
+
+/* The next word tag (fast.h). Before the tags wrap, the boundary slots
+ * are cleared, all but the first `keep` words (the carried rows), so no
+ * word of an earlier launch can pass for one of this launch. */
+bool next_wtag(dev *d, ctx_err &ce, size_t keep)
+{
+  if (d->wtag >= 255) {
+    const size_t n = d->d_bound_size / sizeof(unsigned);
+    if (n > keep && !ce.check(cudaMemsetAsync(d->d_bound + keep, 0, (n - keep) * sizeof(unsigned), d->comp),
+                              "cudaMemsetAsync"))
+      return false;
+    d->wtag = 0;
+  }
+  d->wtag++;
   return true;
 }
 
@@ -407,7 +426,7 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
     S = std::max<long>((H + 15) / 16, (1L << 20) / W);
   S = (long)roundup((size_t)std::max<long>(S, 32), 32);
   /* Chunk height: what fits in device memory. */
-  size_t per_row = pl.in_pitch + pl.out_pitch + (size_t)D * bound_row * 8 / 32 + 16;
+  size_t per_row = pl.in_pitch + pl.out_pitch + (size_t)D * bound_row * sizeof(unsigned) / 32 + 16;
   size_t free_b = 0, total_b = 0;
   if (!ce.check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo"))
     return status_of(ce);
@@ -432,16 +451,20 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
   if (!grow_dev(ce, &d->d_in, &d->d_in_size, pl.in_pitch * (size_t)Cpad, false, "the input") ||
       !grow_dev(ce, (void **)&d->d_out, &d->d_out_size, pl.out_pitch * (size_t)Cpad, false, "the output") ||
       !grow_dev(ce, (void **)&d->d_bound, &d->d_bound_size,
-                (size_t)(max_bands + 1) * (size_t)D * bound_row * 8, true, "the band boundaries") ||
+                (size_t)(max_bands + 1) * (size_t)D * bound_row * sizeof(unsigned), true, "the band boundaries") ||
       !grow_host(ce, (void **)&d->h_done, &d->h_done_n, (size_t)max_bands * sizeof(unsigned), cudaHostAllocMapped,
                  "the band flags") ||
       !grow_host(ce, (void **)&d->h_vals, &d->h_vals_n, (size_t)(max_stripes + 1) * sizeof(int),
                  cudaHostAllocDefault, "the stripe flags") ||
+      !grow_host(ce, (void **)&d->h_fault, &d->h_fault_n, sizeof(int), cudaHostAllocMapped, "the fault flag") ||
       !ensure_staging(d, ce, pl, (int)S))
     return status_of(ce);
   unsigned *done_dev = nullptr;
-  if (!ce.check(cudaHostGetDevicePointer((void **)&done_dev, d->h_done, 0), "cudaHostGetDevicePointer"))
+  int *fault_dev = nullptr;
+  if (!ce.check(cudaHostGetDevicePointer((void **)&done_dev, d->h_done, 0), "cudaHostGetDevicePointer") ||
+      !ce.check(cudaHostGetDevicePointer((void **)&fault_dev, d->h_fault, 0), "cudaHostGetDevicePointer"))
     return status_of(ce);
+  *(volatile int *)d->h_fault = 0;
 
   ht_fast_params p;
   memset(&p, 0, sizeof p);
@@ -462,9 +485,10 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
   p.in_ready = d->d_ready;
   p.stripe_rows = (int)S;
   p.done = done_dev;
+  p.fault = fault_dev;
   const int wps = (int)env_long("HT_CUDA_FAST_WPS", 0);
 
-  unsigned carry_tag = 0;
+  unsigned carry_wtag = 0;
   int64_t stored_rows = 0;
   for (int64_t y0 = 0; y0 < H; y0 += C) {
     const int Hc = (int)std::min<int64_t>(C, H - y0);
@@ -475,7 +499,10 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
     p.tag = d->tag;
     p.height = Hc;
     p.have_carry = y0 > 0;
-    p.carry_tag = carry_tag;
+    p.carry_wtag = carry_wtag;
+    if (!next_wtag(d, ce, y0 > 0 ? (size_t)D * bound_row : 0))
+      goto fail;
+    p.wtag = d->wtag;
     if (!ce.check(cudaMemsetAsync(d->d_ticket, 0, sizeof(int), d->comp), "cudaMemsetAsync") ||
         !ce.check(cudaMemsetAsync(d->d_ready, 0, sizeof(int), d->comp), "cudaMemsetAsync") ||
         !ce.check(cudaEventRecord(d->ev_reset, d->comp), "event") ||
@@ -544,13 +571,18 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
     }
     if (!ce.check(cudaStreamSynchronize(d->comp), "the kernel"))
       goto fail;
+    if (*(volatile int *)d->h_fault) {
+      say(msg, msg_size, "a GPU band waited seconds for the band above (an error outside 24 bits, or a lost word)");
+      ce.err = cudaErrorUnknown;
+      goto fail;
+    }
     if (y0 + C < H) {
       /* carry the last error rows into slot 0 for the next chunk */
       if (!ce.check(cudaMemcpyAsync(d->d_bound, d->d_bound + (size_t)nbands * (size_t)D * bound_row,
-                                    (size_t)D * bound_row * 8, cudaMemcpyDeviceToDevice, d->comp),
+                                    (size_t)D * bound_row * sizeof(unsigned), cudaMemcpyDeviceToDevice, d->comp),
                     "carry"))
         goto fail;
-      carry_tag = p.tag;
+      carry_wtag = p.wtag;
     }
   }
   if (!ce.check(cudaStreamSynchronize(d->comp), "the kernel"))
@@ -656,6 +688,8 @@ int m_open(void **out, char *msg, size_t n)
     return HT_CUDA_ERR_NO_MEMORY;
   }
   d->device = index;
+  /* tests start the word tags near their wrap, to cover it in a short run */
+  d->wtag = (unsigned)std::min(std::max(env_long("HT_CUDA_FIRST_WTAG", 0), 0L), 255L);
   ctx_err ce{ msg, n };
   if (!ce.check(cudaGetDeviceProperties(&d->prop, index), "cudaGetDeviceProperties")) {
     delete d;
@@ -717,6 +751,7 @@ void m_close(void *p)
   cudaFree(d->d_ticket);
   cudaFree(d->d_ready);
   cudaFreeHost(d->h_done);
+  cudaFreeHost(d->h_fault);
   cudaFreeHost(d->h_vals);
   for (int s = 0; s < NSLOT; s++) {
     cudaFreeHost(d->h_stage_in[s]);
@@ -829,8 +864,9 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
       !grow_dev(ce, (void **)&d->d_out, &d->d_out_size, out_pitch * (size_t)Hpad, false, "the output"))
     return status_of(ce);
   if (variant == HT_CUDA_VARIANT_FAST &&
-      (!grow_dev(ce, (void **)&d->d_bound, &d->d_bound_size, (size_t)(Hpad / 32 + 1) * (size_t)D * bound_row * 8,
-                 true, "the band boundaries") ||
+      (!grow_dev(ce, (void **)&d->d_bound, &d->d_bound_size,
+                 (size_t)(Hpad / 32 + 1) * (size_t)D * bound_row * sizeof(unsigned), true, "the band boundaries") ||
+       !grow_host(ce, (void **)&d->h_fault, &d->h_fault_n, sizeof(int), cudaHostAllocMapped, "the fault flag") ||
        !grow_host(ce, (void **)&d->h_done, &d->h_done_n, (size_t)(Hpad / 32) * sizeof(unsigned),
                   cudaHostAllocMapped, "the band flags")))
     return status_of(ce);
@@ -845,8 +881,10 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
     if (variant == HT_CUDA_VARIANT_FAST) {
       const int all = INT_MAX;
       if (!ce.check(cudaHostGetDevicePointer((void **)&done_dev, d->h_done, 0), "cudaHostGetDevicePointer") ||
+          !ce.check(cudaHostGetDevicePointer((void **)&fp.fault, d->h_fault, 0), "cudaHostGetDevicePointer") ||
           !ce.check(cudaMemcpy(d->d_ready, &all, sizeof all, cudaMemcpyHostToDevice), "flag"))
         goto out;
+      *(volatile int *)d->h_fault = 0;
       fp.in = d->d_in;
       fp.in_pitch = in_pitch;
       fp.in_bits = 8;
@@ -871,6 +909,9 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
         if (++d->tag == 0)
           d->tag = 1;
         fp.tag = d->tag;
+        if (!next_wtag(d, ce, 0))
+          goto out;
+        fp.wtag = d->wtag;
       }
       if (!ce.check(cudaEventRecord(e0, d->comp), "event"))
         goto out;
@@ -897,25 +938,75 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
       t.push_back(el);
     }
     *ms = median(t);
+    if (variant == HT_CUDA_VARIANT_FAST && *(volatile int *)d->h_fault) {
+      say(msg, n, "a GPU band waited seconds for the band above");
+      ce.err = cudaErrorUnknown;
+      goto out;
+    }
     if (variant == HT_CUDA_VARIANT_FAST && getenv("HT_BENCH_TRACE")) {
       /* one more run with time stamps: where the time goes between bands */
       const int nb = (H + 31) / 32;
       unsigned long long *dt = nullptr;
-      std::vector<unsigned long long> tr(2 * (size_t)nb);
+      std::vector<unsigned long long> tr(16 * (size_t)nb + 512 * (size_t)nb);
       if (ce.check(cudaMalloc((void **)&dt, tr.size() * 8), "cudaMalloc")) {
         fp.trace = dt;
         fp.tag = ++d->tag;
-        if (ce.check(cudaMemsetAsync(d->d_ticket, 0, sizeof(int), d->comp), "memset") &&
+        if (!next_wtag(d, ce, 0))
+          goto out;
+        fp.wtag = d->wtag;
+        if (ce.check(cudaMemsetAsync(dt, 0, tr.size() * 8, d->comp), "memset") &&
+            ce.check(cudaMemsetAsync(d->d_ticket, 0, sizeof(int), d->comp), "memset") &&
             ce.check(ht_fast_launch(&g, &fp, d->prop.multiProcessorCount, wps, d->comp), "the kernel") &&
             ce.check(cudaStreamSynchronize(d->comp), "the kernel") &&
             ce.check(cudaMemcpy(tr.data(), dt, tr.size() * 8, cudaMemcpyDeviceToHost), "trace")) {
-          unsigned long long t0 = tr[0];
+          const auto at = [&](int b, int k) { return tr[16 * (size_t)b + (size_t)k]; };
+          unsigned long long t0 = at(0, 0);
           for (int b = 0; b < nb; b++)
-            t0 = std::min(t0, tr[2 * (size_t)b]);
-          double span = (double)(tr[2 * (size_t)nb - 1] - t0) / 1e3;
-          double gap = nb > 1 ? (double)(tr[2 * (size_t)nb - 1] - tr[1]) / 1e3 / (nb - 1) : 0;
+            t0 = std::min(t0, at(b, 0));
+          double span = (double)(at(nb - 1, 1) - t0) / 1e3;
+          double gap = nb > 1 ? (double)(at(nb - 1, 1) - at(0, 1)) / 1e3 / (nb - 1) : 0;
           fprintf(stderr, "trace %dx%d: span %.1f us, band 0 %.1f us, band ends every %.3f us (%d bands)\n", W, H,
-                  span, (double)(tr[1] - tr[0]) / 1e3, gap, nb);
+                  span, (double)(at(0, 1) - at(0, 0)) / 1e3, gap, nb);
+          if (nb > 2 && at(1, 2) != 0) {
+            /* HT_FAST_STATS builds: the first group's arrival, and the waits after it */
+            std::vector<double> mx;
+            double n = 0, cyc = 0, c15 = 0, sp0 = 0, rt = 0;
+            for (int b = 1; b < nb; b++) {
+              c15 += (double)(long long)at(b, 6);
+              sp0 += (double)(at(b, 7) & 0xffffffffu);
+              rt += (double)(at(b, 7) >> 32);
+              n += (double)at(b, 3);
+              cyc += (double)at(b, 4);
+              mx.push_back((double)at(b, 5));
+            }
+            std::sort(mx.begin(), mx.end());
+            fprintf(stderr,
+                    "stats: first groups every %.3f us; per band after it: %.1f waits, %.0f cycles waiting, "
+                    "longest wait median %.0f p90 %.0f max %.0f cycles\n",
+                    (double)(at(nb - 1, 2) - at(1, 2)) / 1e3 / (nb - 2), n / (nb - 1), cyc / (nb - 1),
+                    mx[mx.size() / 2], mx[mx.size() * 9 / 10], mx.back());
+            fprintf(stderr, "stats: first group to column 15 of the last row %.0f cycles; first-group polls %.2f; "
+                    "a load's round trip %.0f cycles\n",
+                    c15 / (nb - 1), sp0 / (nb - 1), rt / (nb - 1));
+            fprintf(stderr, "stats: clock %.3f GHz (band 1)\n", (double)at(1, 8) / (double)(at(1, 1) - at(1, 0)));
+            /* the lag between consecutive bands at group g, averaged over bands 2.. */
+            const auto gt = [&](int b, int g) { return tr[16 * (size_t)nb + 512 * (size_t)b + (size_t)g]; };
+            fprintf(stderr, "stats: lag (ns) at group");
+            for (int g = 0; g < 512; g += (g < 16 ? 1 : g < 64 ? 8 : 64)) {
+              double l = 0;
+              int cnt = 0;
+              for (int b = 2; b < nb; b++)
+                if (gt(b, g) && gt(b - 1, g)) {
+                  l += (double)(gt(b, g) - gt(b - 1, g));
+                  cnt++;
+                }
+              fprintf(stderr, " %d:%.0f", g, cnt ? l / cnt : 0.0);
+            }
+            fprintf(stderr, "\nstats: band 5 group pass deltas (ns):");
+            for (int g = 1; g < 40 && nb > 5; g++)
+              fprintf(stderr, " %lld", (long long)(gt(5, g) - gt(5, g - 1)));
+            fprintf(stderr, "\n");
+          }
         }
         fp.trace = nullptr;
         cudaFree(dt);
