@@ -124,6 +124,15 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   /* steps ahead of its group at which a group is loaded (0: a whole group,
    * at the start of the one before) */
   static constexpr int PF = HT_FAST_PF > 0 && HT_FAST_PF < G && PFG == 1 ? HT_FAST_PF : G;
+#ifndef HT_FAST_PFA
+#define HT_FAST_PFA 4
+#endif
+  /* The first group of a chunk is loaded PA steps before the chunk ends
+   * rather than a whole group ahead: a load issued a group ahead plus a
+   * chunk boundary saw the band above's words too early and was reloaded
+   * at 86% of chunks (Nsight Compute, 16K FS on an H100), a round trip
+   * each time. 0: a group ahead like the others. */
+  static constexpr int PA = HT_FAST_PFA > 0 && HT_FAST_PFA < G && PFG == 1 && PF == G ? HT_FAST_PFA : 0;
   static_assert(G * D <= 32 && (32 % G) == 0, "a group's words must fit the warp");
   static_assert((32 / G) % PFG == 0, "a chunk holds whole rounds of prefetch slots");
   static constexpr int RW = R > 0 ? R : 1;
@@ -199,7 +208,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
 
   /* Makes the prefetched group current, waiting until every word carries
    * this launch's tag, then asks for the group after it. */
-  __device__ __forceinline__ void next_group(int slot, int gbase)
+  __device__ __forceinline__ void next_group(int slot, int gbase, bool pf)
   {
     if (!have_up)
       return; /* the first band of the image: zeros, set at band start */
@@ -263,7 +272,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
       cur[dy - 1] = real[dy - 1] ? (int)(nxt[slot][dy - 1] - ebase) : 0;
     /* loads stay in flight PFG groups: the latency of a word another SM
      * has just written is longer than one group of steps */
-    if (PF == G)
+    if (PF == G && pf)
       prefetch(slot, gbase + PFG * G);
   }
 
@@ -299,9 +308,11 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
     for (int t = 0; t < 32; t++) {
       const int sg = base + t;
       if (t % G == 0)
-        next_group((t / G) % PFG, sg);
+        next_group((t / G) % PFG, sg, PA == 0 || t + G < 32);
       if (PF < G && t % G == G - PF)
         prefetch(0, sg + PF);
+      if (PA > 0 && t == 32 - PA)
+        prefetch(0, base + 32);
       /* Order matters for speed only (integer sums are exact in any
        * order): the terms known a step early first, then the own-row
        * term, and last the newest word from the lane above, whose term
