@@ -335,6 +335,16 @@ def case_backend_cuda(env):
         return
     expect_error(env, ["--backend", "cuda", env.crop], 1, r"backend cuda: ")
     check("Traceback" not in err and "Segmentation" not in err, "crash: %r" % err)
+    nodes = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/proc/driver/nvidia/version")
+    if not any(os.path.exists(n) for n in nodes) and not os.environ.get("HT_CUDA_MODULE"):
+        # no driver at all: the module is not even loaded (it costs ~4 ms
+        # of every run), and both messages say why
+        check("no NVIDIA driver" in err, "backend cuda without a driver: %r" % err)
+        rc, _, err = env.run("--backend", "auto", env.crop, env.path("auto.pbm"))
+        check(rc == 0, "backend auto without a driver: exit %d, %r" % (rc, err))
+        lines = err.strip().splitlines()
+        check(len(lines) == 1 and "no NVIDIA driver" in lines[0] and "running on the CPU" in lines[0],
+              "backend auto without a driver: notice %r" % err)
 
 
 def case_formats_roundtrip(env):
