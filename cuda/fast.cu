@@ -252,7 +252,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
 #endif
     }
 #if HT_FAST_STATS
-    if (s_gt && lane == 0 && s_gi < 512)
+    if (s_gt && lane == 0 && s_gi < HT_FAST_TRACE_GROUPS)
       s_gt[s_gi] = globaltimer();
     s_gi++;
     if (s_infirst) {
@@ -468,7 +468,7 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
     st.s_first = st.s_cyc = st.s_max = 0;
     st.s_n = st.s_spin0 = 0;
     st.s_c0 = st.s_c15 = st.s_rt = 0;
-    st.s_gt = p.trace ? p.trace + 16 * (size_t)nbands + 512 * (size_t)b : nullptr;
+    st.s_gt = p.trace ? p.trace + HT_FAST_TRACE_BAND * (size_t)nbands + HT_FAST_TRACE_GROUPS * (size_t)b : nullptr;
     st.s_gi = 0;
     const long long s_clk0 = clock64();
     st.s_infirst = true;
@@ -573,15 +573,15 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
     if (lane == 0) {
       *(volatile unsigned *)(p.done + b) = p.tag;
       if (p.trace) {
-        p.trace[16 * b] = t0;
-        p.trace[16 * b + 1] = globaltimer();
-        p.trace[16 * b + 2] = st.s_first;
-        p.trace[16 * b + 3] = (unsigned long long)st.s_n;
-        p.trace[16 * b + 4] = st.s_cyc;
-        p.trace[16 * b + 5] = st.s_max;
-        p.trace[16 * b + 6] = (unsigned long long)(st.s_c15 - st.s_c0);
-        p.trace[16 * b + 7] = (unsigned long long)st.s_spin0 | (unsigned long long)st.s_rt << 32;
-        p.trace[16 * b + 8] = (unsigned long long)(clock64() - s_clk0);
+        p.trace[HT_FAST_TRACE_BAND * b] = t0;
+        p.trace[HT_FAST_TRACE_BAND * b + 1] = globaltimer();
+        p.trace[HT_FAST_TRACE_BAND * b + 2] = st.s_first;
+        p.trace[HT_FAST_TRACE_BAND * b + 3] = (unsigned long long)st.s_n;
+        p.trace[HT_FAST_TRACE_BAND * b + 4] = st.s_cyc;
+        p.trace[HT_FAST_TRACE_BAND * b + 5] = st.s_max;
+        p.trace[HT_FAST_TRACE_BAND * b + 6] = (unsigned long long)(st.s_c15 - st.s_c0);
+        p.trace[HT_FAST_TRACE_BAND * b + 7] = (unsigned long long)st.s_spin0 | (unsigned long long)st.s_rt << 32;
+        p.trace[HT_FAST_TRACE_BAND * b + 8] = (unsigned long long)(clock64() - s_clk0);
       }
     }
   }

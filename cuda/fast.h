@@ -38,10 +38,16 @@ typedef struct {
   const int *in_ready;     /* number of stripes uploaded so far             */
   int stripe_rows;         /* multiple of 32                                */
   unsigned *done;          /* host-mapped: done[band] = tag when written    */
-  unsigned long long *trace; /* benchmark only, or NULL: 16 words per band
-                              (%globaltimer at its start and end, then
-                              HT_FAST_STATS counters), then 512 per band */
+  unsigned long long *trace; /* benchmark only, or NULL: see below      */
 } ht_fast_params;
+
+/* Layout of ht_fast_params.trace: HT_FAST_TRACE_BAND words per band
+ * (%globaltimer at its start and end, then HT_FAST_STATS counters), then
+ * HT_FAST_TRACE_GROUPS per band (when each of its first groups passed). */
+#define HT_FAST_TRACE_BAND 16
+#define HT_FAST_TRACE_GROUPS 512
+/* The one-line reason a launch failed on a band's wait (*fault set). */
+#define HT_FAST_FAULT_MSG "a GPU band waited seconds for the band above (an error outside 24 bits, or a lost word)"
 
 /* Rows of boundary words per band for this filter (>= reach_down). */
 int ht_fast_down(const ht_gpu_filter *f);

@@ -572,7 +572,7 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
     if (!ce.check(cudaStreamSynchronize(d->comp), "the kernel"))
       goto fail;
     if (*(volatile int *)d->h_fault) {
-      say(msg, msg_size, "a GPU band waited seconds for the band above (an error outside 24 bits, or a lost word)");
+      say(msg, msg_size, "%s", HT_FAST_FAULT_MSG);
       ce.err = cudaErrorUnknown;
       goto fail;
     }
@@ -939,7 +939,7 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
     }
     *ms = median(t);
     if (variant == HT_CUDA_VARIANT_FAST && *(volatile int *)d->h_fault) {
-      say(msg, n, "a GPU band waited seconds for the band above");
+      say(msg, n, "%s", HT_FAST_FAULT_MSG);
       ce.err = cudaErrorUnknown;
       goto out;
     }
@@ -947,7 +947,7 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
       /* one more run with time stamps: where the time goes between bands */
       const int nb = (H + 31) / 32;
       unsigned long long *dt = nullptr;
-      std::vector<unsigned long long> tr(16 * (size_t)nb + 512 * (size_t)nb);
+      std::vector<unsigned long long> tr((size_t)(HT_FAST_TRACE_BAND + HT_FAST_TRACE_GROUPS) * (size_t)nb);
       if (ce.check(cudaMalloc((void **)&dt, tr.size() * 8), "cudaMalloc")) {
         fp.trace = dt;
         fp.tag = ++d->tag;
@@ -959,7 +959,7 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
             ce.check(ht_fast_launch(&g, &fp, d->prop.multiProcessorCount, wps, d->comp), "the kernel") &&
             ce.check(cudaStreamSynchronize(d->comp), "the kernel") &&
             ce.check(cudaMemcpy(tr.data(), dt, tr.size() * 8, cudaMemcpyDeviceToHost), "trace")) {
-          const auto at = [&](int b, int k) { return tr[16 * (size_t)b + (size_t)k]; };
+          const auto at = [&](int b, int k) { return tr[HT_FAST_TRACE_BAND * (size_t)b + (size_t)k]; };
           unsigned long long t0 = at(0, 0);
           for (int b = 0; b < nb; b++)
             t0 = std::min(t0, at(b, 0));
@@ -990,9 +990,9 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
                     c15 / (nb - 1), sp0 / (nb - 1), rt / (nb - 1));
             fprintf(stderr, "stats: clock %.3f GHz (band 1)\n", (double)at(1, 8) / (double)(at(1, 1) - at(1, 0)));
             /* the lag between consecutive bands at group g, averaged over bands 2.. */
-            const auto gt = [&](int b, int g) { return tr[16 * (size_t)nb + 512 * (size_t)b + (size_t)g]; };
+            const auto gt = [&](int b, int g) { return tr[HT_FAST_TRACE_BAND * (size_t)nb + HT_FAST_TRACE_GROUPS * (size_t)b + (size_t)g]; };
             fprintf(stderr, "stats: lag (ns) at group");
-            for (int g = 0; g < 512; g += (g < 16 ? 1 : g < 64 ? 8 : 64)) {
+            for (int g = 0; g < HT_FAST_TRACE_GROUPS; g += (g < 16 ? 1 : g < 64 ? 8 : 64)) {
               double l = 0;
               int cnt = 0;
               for (int b = 2; b < nb; b++)
