@@ -20,9 +20,10 @@
  *    order: a warp only ever waits for a band that a running warp holds,
  *    so it cannot deadlock whatever the number of resident warps;
  *  - input and output go through per-row rings in shared memory, loaded
- *    and stored 32 columns at a time with 16-byte accesses; a lane reads
- *    the 32 samples of a chunk as words once, realigned by funnel shifts,
- *    so nothing but registers and shuffles sits between two steps.
+ *    (cp.async, straight from global memory) and stored 32 columns at a
+ *    time with 16-byte accesses; a lane reads the 32 samples of a chunk
+ *    as words once, realigned by funnel shifts, so nothing but registers
+ *    and shuffles sits between two steps.
  * Pixel arithmetic is core/fixed.h only, so the result equals core/ed.c.
  * Filters are run in a few "boxes" (K, D, L, R); taps of the box that the
  * filter does not have carry weight 0, and ht_fx_term(e, 0) == 0.
@@ -92,6 +93,30 @@ __device__ __forceinline__ bool word_is(unsigned w, unsigned base) { return w - 
  * ahead finds it there (with the load alone, a chunk boundary stalled
  * for up to 1 us once the steps got faster). */
 __device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+/* Input blocks go from global memory straight into the shared ring
+ * (cp.async, Ampere and later): no register waits for them. Loaded into
+ * registers, they shared a scoreboard with the boundary words, and the
+ * first group check of every chunk waited for the next chunk's input
+ * block to arrive (Nsight Compute and the SASS wait masks, 16K FS on an
+ * H100). */
+#if __CUDA_ARCH__ >= 800
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+{
+  const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+#else
+/* Turing has no cp.async: a plain copy through a register */
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+{
+  *(uint4 *)smem = __ldcg((const uint4 *)gmem);
+}
+__device__ __forceinline__ void cp_async_commit() {}
+__device__ __forceinline__ void cp_async_wait_all() {}
+#endif
 
 __device__ __forceinline__ unsigned long long globaltimer()
 {
@@ -178,7 +203,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   long long s_c0, s_c15, s_rt;
   unsigned long long *s_gt;
   int s_gi;
-  int s_n, s_spin0;
+  int s_n, s_nb, s_spin0;
   bool s_infirst;
 
   __device__ __forceinline__ void band_setup()
@@ -193,6 +218,19 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
     }
   }
 
+  /* block k of this lane's row into its ring slot, asynchronously */
+  __device__ __forceinline__ void load_block(int k, int nblocks)
+  {
+    if (k >= 0 && k < nblocks) {
+      const uint4 *src = (const uint4 *)(inrow + k * 32);
+      uint4 *dst = (uint4 *)(void *)(my_in + ((k * 32) & (RING - 1)) * SZ);
+#pragma unroll
+      for (int i = 0; i < NV; i++)
+        cp_async16(dst + i, src + i);
+    }
+    cp_async_commit();
+  }
+
   __device__ __forceinline__ bool real_at(int dy, int gbase) const
   {
     const int col = gbase + voff[dy - 1];
@@ -203,7 +241,14 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   {
 #pragma unroll
     for (int dy = 1; dy <= D; dy++)
-      nxt[slot][dy - 1] = real_at(dy, gbase) ? ld_word(vrow[dy - 1] + gbase + voff[dy - 1]) : 0;
+    {
+      /* unconditional, from a column clamped into the row: the check
+       * ignores the words of lanes outside (real_at), and a predicated
+       * load made the compiler wait for it at the chunk's end */
+      int col = gbase + voff[dy - 1];
+      col = col < 0 ? 0 : col >= W ? W - 1 : col;
+      nxt[slot][dy - 1] = ld_word(vrow[dy - 1] + col);
+    }
   }
 
   /* Makes the prefetched group current, waiting until every word carries
@@ -246,14 +291,18 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
       const unsigned long long dc = (unsigned long long)(clock64() - c0);
       if (!s_infirst) {
         s_n++;
+        s_nb += pf ? 1 : 0;
         s_cyc += dc;
         s_max = dc > s_max ? dc : s_max;
       }
 #endif
     }
 #if HT_FAST_STATS
-    if (s_gt && lane == 0 && s_gi < HT_FAST_TRACE_GROUPS)
-      s_gt[s_gi] = globaltimer();
+#ifndef HT_FAST_STATS_EVERY
+#define HT_FAST_STATS_EVERY 1
+#endif
+    if (s_gt && lane == 0 && s_gi % HT_FAST_STATS_EVERY == 0 && s_gi / HT_FAST_STATS_EVERY < HT_FAST_TRACE_GROUPS)
+      s_gt[s_gi / HT_FAST_STATS_EVERY] = globaltimer();
     s_gi++;
     if (s_infirst) {
       s_c0 = clock64();
@@ -280,7 +329,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
    * outputs of this lane are contiguous in its ring rows (column x of row
    * j sits at x + jK - sigma0), so they move as whole words, once per
    * chunk: no shared-memory access on the step-to-step chain. */
-  template <bool EDGE> __device__ __forceinline__ void chunk(int base, int c)
+  template <bool EDGE> __device__ __forceinline__ void chunk(int base, int c, int Bk, int nblocks)
   {
     constexpr int IW = 32 * SZ / 4;
     unsigned inw[IW], ow[8];
@@ -288,6 +337,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
       /* the ring holds column x at x mod RING (whole blocks, stored as
        * they were loaded); this lane's 32 samples start at column
        * base - lane K, at any even byte: IW + 1 words, realigned */
+      cp_async_wait_all();
       const int o = ((base - lane * K) & (RING - 1)) * SZ;
       const unsigned *rin = (const unsigned *)(const void *)my_in;
       unsigned wd[IW + 1];
@@ -298,6 +348,8 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
       for (int k = 0; k < IW; k++)
         inw[k] = __funnelshift_r(wd[k], wd[k + 1], (o & 3) * 8);
     }
+    /* the block for the next chunk: the ring is not read again in this one */
+    load_block(Bk, nblocks);
 #pragma unroll
     for (int k = 0; k < 8; k++)
       ow[k] = 0;
@@ -381,7 +433,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin>
 __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
 {
   typedef band<K, D, L, R, BIN, Tin> B;
-  constexpr int RING = B::RING, SZ = B::SZ, NV = B::NV;
+  constexpr int RING = B::RING;
   __shared__ __align__(16) unsigned char s_in[32 * B::PIN];
   __shared__ __align__(16) unsigned char s_out[32 * B::POUT];
   __shared__ int s_lvl[BIN ? 1 : 256];
@@ -466,7 +518,7 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
         st.up[dy][i] = 0;
     st.band_setup();
     st.s_first = st.s_cyc = st.s_max = 0;
-    st.s_n = st.s_spin0 = 0;
+    st.s_n = st.s_nb = st.s_spin0 = 0;
     st.s_c0 = st.s_c15 = st.s_rt = 0;
     st.s_gt = p.trace ? p.trace + HT_FAST_TRACE_BAND * (size_t)nbands + HT_FAST_TRACE_GROUPS * (size_t)b : nullptr;
     st.s_gi = 0;
@@ -489,45 +541,21 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
       for (int k = 1; k <= 3; k++)
         if (Bk + k >= 0 && Bk + k < nblocks)
           prefetch_l2(st.inrow + (Bk + k) * 32);
-      if (Bk >= 0 && Bk < nblocks) {
-        uint4 v[NV];
-        const uint4 *src = (const uint4 *)(st.inrow + Bk * 32);
-#pragma unroll
-        for (int i = 0; i < NV; i++)
-          v[i] = __ldcg(src + i);
-        uint4 *dst = (uint4 *)(void *)(st.my_in + ((Bk * 32) & (RING - 1)) * SZ);
-#pragma unroll
-        for (int i = 0; i < NV; i++)
-          dst[i] = v[i];
-      }
+      st.load_block(Bk, nblocks);
     }
 
     for (int c = 0; c < nchunks; c++) {
       const int base = sigma0 + 32 * c;
       /* the block lane j needs in chunk c + 1, loaded now, stored at the end */
       const int Bk = (base + 63 - lane * K) >> 5;
-      const bool ldb = Bk >= 0 && Bk < nblocks;
-      uint4 nv[NV];
-      if (ldb) {
-        const uint4 *src = (const uint4 *)(st.inrow + Bk * 32);
-#pragma unroll
-        for (int i = 0; i < NV; i++)
-          nv[i] = __ldcg(src + i);
-      }
       if (Bk + 2 >= 0 && Bk + 2 < nblocks)
         prefetch_l2(st.inrow + (Bk + 2) * 32);
       /* all 32 lanes inside the image for all 32 steps: no edge masks */
       if (base - 31 * K >= 0 && base + 31 < W)
-        st.template chunk<false>(base, c);
+        st.template chunk<false>(base, c, Bk, nblocks);
       else
-        st.template chunk<true>(base, c);
+        st.template chunk<true>(base, c, Bk, nblocks);
 
-      if (ldb) {
-        uint4 *dst = (uint4 *)(void *)(st.my_in + ((Bk * 32) & (RING - 1)) * SZ);
-#pragma unroll
-        for (int i = 0; i < NV; i++)
-          dst[i] = nv[i];
-      }
       /* the block this lane completed in this chunk */
       const int F = ((base + 32 - lane * K) >> 5) - 1;
       if (F >= 0 && F < nblocks) {
@@ -563,6 +591,7 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
         }
       }
     }
+    cp_async_wait_all(); /* no copy into the ring outlives its band */
     /* publish: the band's output rows are in device memory */
     __threadfence_system();
     __syncwarp();
@@ -582,6 +611,7 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
         p.trace[HT_FAST_TRACE_BAND * b + 6] = (unsigned long long)(st.s_c15 - st.s_c0);
         p.trace[HT_FAST_TRACE_BAND * b + 7] = (unsigned long long)st.s_spin0 | (unsigned long long)st.s_rt << 32;
         p.trace[HT_FAST_TRACE_BAND * b + 8] = (unsigned long long)(clock64() - s_clk0);
+        p.trace[HT_FAST_TRACE_BAND * b + 9] = (unsigned long long)st.s_nb;
       }
     }
   }

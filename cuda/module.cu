@@ -959,6 +959,15 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
             ce.check(ht_fast_launch(&g, &fp, d->prop.multiProcessorCount, wps, d->comp), "the kernel") &&
             ce.check(cudaStreamSynchronize(d->comp), "the kernel") &&
             ce.check(cudaMemcpy(tr.data(), dt, tr.size() * 8, cudaMemcpyDeviceToHost), "trace")) {
+          if (const char *tf = getenv("HT_BENCH_TRACE_FILE")) {
+            FILE *f = fopen(tf, "ab");
+            if (f) {
+              const unsigned long long hdr[3] = { (unsigned long long)W, (unsigned long long)H, (unsigned long long)tr.size() };
+              fwrite(hdr, 8, 3, f);
+              fwrite(tr.data(), 8, tr.size(), f);
+              fclose(f);
+            }
+          }
           const auto at = [&](int b, int k) { return tr[HT_FAST_TRACE_BAND * (size_t)b + (size_t)k]; };
           unsigned long long t0 = at(0, 0);
           for (int b = 0; b < nb; b++)
@@ -970,20 +979,21 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
           if (nb > 2 && at(1, 2) != 0) {
             /* HT_FAST_STATS builds: the first group's arrival, and the waits after it */
             std::vector<double> mx;
-            double n = 0, cyc = 0, c15 = 0, sp0 = 0, rt = 0;
+            double n = 0, nb0 = 0, cyc = 0, c15 = 0, sp0 = 0, rt = 0;
             for (int b = 1; b < nb; b++) {
               c15 += (double)(long long)at(b, 6);
               sp0 += (double)(at(b, 7) & 0xffffffffu);
               rt += (double)(at(b, 7) >> 32);
               n += (double)at(b, 3);
+              nb0 += (double)at(b, 9);
               cyc += (double)at(b, 4);
               mx.push_back((double)at(b, 5));
             }
             std::sort(mx.begin(), mx.end());
             fprintf(stderr,
-                    "stats: first groups every %.3f us; per band after it: %.1f waits, %.0f cycles waiting, "
-                    "longest wait median %.0f p90 %.0f max %.0f cycles\n",
-                    (double)(at(nb - 1, 2) - at(1, 2)) / 1e3 / (nb - 2), n / (nb - 1), cyc / (nb - 1),
+                    "stats: first groups every %.3f us; per band after it: %.1f waits (%.1f at a chunk's first "
+                    "group), %.0f cycles waiting, longest wait median %.0f p90 %.0f max %.0f cycles\n",
+                    (double)(at(nb - 1, 2) - at(1, 2)) / 1e3 / (nb - 2), n / (nb - 1), nb0 / (nb - 1), cyc / (nb - 1),
                     mx[mx.size() / 2], mx[mx.size() * 9 / 10], mx.back());
             fprintf(stderr, "stats: first group to column 15 of the last row %.0f cycles; first-group polls %.2f; "
                     "a load's round trip %.0f cycles\n",
