@@ -43,7 +43,8 @@ typedef struct {
 
 /* Layout of ht_fast_params.trace: HT_FAST_TRACE_BAND words per band
  * (%globaltimer at its start and end, then HT_FAST_STATS counters), then
- * HT_FAST_TRACE_GROUPS per band (when each of its first groups passed). */
+ * HT_FAST_TRACE_GROUPS per band (when each of its first groups passed;
+ * every HT_FAST_STATS_EVERY-th group, see fast.cu). */
 #define HT_FAST_TRACE_BAND 16
 #define HT_FAST_TRACE_GROUPS 512
 /* The one-line reason a launch failed on a band's wait (*fault set). */

@@ -17,6 +17,7 @@
 #include "../core/fixed.h"
 
 #include <climits>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -961,12 +962,11 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
             ce.check(cudaMemcpy(tr.data(), dt, tr.size() * 8, cudaMemcpyDeviceToHost), "trace")) {
           if (const char *tf = getenv("HT_BENCH_TRACE_FILE")) {
             FILE *f = fopen(tf, "ab");
-            if (f) {
-              const unsigned long long hdr[3] = { (unsigned long long)W, (unsigned long long)H, (unsigned long long)tr.size() };
-              fwrite(hdr, 8, 3, f);
-              fwrite(tr.data(), 8, tr.size(), f);
+            const unsigned long long hdr[3] = { (unsigned long long)W, (unsigned long long)H, (unsigned long long)tr.size() };
+            if (!f || fwrite(hdr, 8, 3, f) != 3 || fwrite(tr.data(), 8, tr.size(), f) != tr.size())
+              fprintf(stderr, "HT_BENCH_TRACE_FILE %s: %s\n", tf, strerror(errno));
+            if (f)
               fclose(f);
-            }
           }
           const auto at = [&](int b, int k) { return tr[HT_FAST_TRACE_BAND * (size_t)b + (size_t)k]; };
           unsigned long long t0 = at(0, 0);
