@@ -602,16 +602,16 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
     if (lane == 0) {
       *(volatile unsigned *)(p.done + b) = p.tag;
       if (p.trace) {
-        p.trace[HT_FAST_TRACE_BAND * b] = t0;
-        p.trace[HT_FAST_TRACE_BAND * b + 1] = globaltimer();
-        p.trace[HT_FAST_TRACE_BAND * b + 2] = st.s_first;
-        p.trace[HT_FAST_TRACE_BAND * b + 3] = (unsigned long long)st.s_n;
-        p.trace[HT_FAST_TRACE_BAND * b + 4] = st.s_cyc;
-        p.trace[HT_FAST_TRACE_BAND * b + 5] = st.s_max;
-        p.trace[HT_FAST_TRACE_BAND * b + 6] = (unsigned long long)(st.s_c15 - st.s_c0);
-        p.trace[HT_FAST_TRACE_BAND * b + 7] = (unsigned long long)st.s_spin0 | (unsigned long long)st.s_rt << 32;
-        p.trace[HT_FAST_TRACE_BAND * b + 8] = (unsigned long long)(clock64() - s_clk0);
-        p.trace[HT_FAST_TRACE_BAND * b + 9] = (unsigned long long)st.s_nb;
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_START] = t0;
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_END] = globaltimer();
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_FIRST] = st.s_first;
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_WAITS] = (unsigned long long)st.s_n;
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_WAIT_CYC] = st.s_cyc;
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_WAIT_MAX] = st.s_max;
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_C15] = (unsigned long long)(st.s_c15 - st.s_c0);
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_POLLS_RT] = (unsigned long long)st.s_spin0 | (unsigned long long)st.s_rt << 32;
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_CLOCKS] = (unsigned long long)(clock64() - s_clk0);
+        p.trace[HT_FAST_TRACE_BAND * b + HT_FT_WAITS_CHUNK] = (unsigned long long)st.s_nb;
       }
     }
   }

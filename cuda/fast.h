@@ -47,6 +47,19 @@ typedef struct {
  * every HT_FAST_STATS_EVERY-th group, see fast.cu). */
 #define HT_FAST_TRACE_BAND 16
 #define HT_FAST_TRACE_GROUPS 512
+/* The words of a band (HT_FAST_STATS builds fill all but START and END). */
+enum {
+  HT_FT_START,      /* %globaltimer when the band was taken              */
+  HT_FT_END,        /* ... when it was done                              */
+  HT_FT_FIRST,      /* ... when its first group passed                   */
+  HT_FT_WAITS,      /* waits after the first group                       */
+  HT_FT_WAIT_CYC,   /* clock cycles in them                              */
+  HT_FT_WAIT_MAX,   /* the longest, cycles                               */
+  HT_FT_C15,        /* cycles from the first group to column 15 of row 31 */
+  HT_FT_POLLS_RT,   /* first-group polls | one load's round trip << 32    */
+  HT_FT_CLOCKS,     /* cycles the band took                              */
+  HT_FT_WAITS_CHUNK /* waits at a chunk's first group                    */
+};
 /* The one-line reason a launch failed on a band's wait (*fault set). */
 #define HT_FAST_FAULT_MSG "a GPU band waited seconds for the band above (an error outside 24 bits, or a lost word)"
 

@@ -969,36 +969,36 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
               fclose(f);
           }
           const auto at = [&](int b, int k) { return tr[HT_FAST_TRACE_BAND * (size_t)b + (size_t)k]; };
-          unsigned long long t0 = at(0, 0);
+          unsigned long long t0 = at(0, HT_FT_START);
           for (int b = 0; b < nb; b++)
-            t0 = std::min(t0, at(b, 0));
-          double span = (double)(at(nb - 1, 1) - t0) / 1e3;
-          double gap = nb > 1 ? (double)(at(nb - 1, 1) - at(0, 1)) / 1e3 / (nb - 1) : 0;
+            t0 = std::min(t0, at(b, HT_FT_START));
+          double span = (double)(at(nb - 1, HT_FT_END) - t0) / 1e3;
+          double gap = nb > 1 ? (double)(at(nb - 1, HT_FT_END) - at(0, HT_FT_END)) / 1e3 / (nb - 1) : 0;
           fprintf(stderr, "trace %dx%d: span %.1f us, band 0 %.1f us, band ends every %.3f us (%d bands)\n", W, H,
-                  span, (double)(at(0, 1) - at(0, 0)) / 1e3, gap, nb);
-          if (nb > 2 && at(1, 2) != 0) {
+                  span, (double)(at(0, HT_FT_END) - at(0, HT_FT_START)) / 1e3, gap, nb);
+          if (nb > 2 && at(1, HT_FT_FIRST) != 0) {
             /* HT_FAST_STATS builds: the first group's arrival, and the waits after it */
             std::vector<double> mx;
             double n = 0, nb0 = 0, cyc = 0, c15 = 0, sp0 = 0, rt = 0;
             for (int b = 1; b < nb; b++) {
-              c15 += (double)(long long)at(b, 6);
-              sp0 += (double)(at(b, 7) & 0xffffffffu);
-              rt += (double)(at(b, 7) >> 32);
-              n += (double)at(b, 3);
-              nb0 += (double)at(b, 9);
-              cyc += (double)at(b, 4);
-              mx.push_back((double)at(b, 5));
+              c15 += (double)(long long)at(b, HT_FT_C15);
+              sp0 += (double)(at(b, HT_FT_POLLS_RT) & 0xffffffffu);
+              rt += (double)(at(b, HT_FT_POLLS_RT) >> 32);
+              n += (double)at(b, HT_FT_WAITS);
+              nb0 += (double)at(b, HT_FT_WAITS_CHUNK);
+              cyc += (double)at(b, HT_FT_WAIT_CYC);
+              mx.push_back((double)at(b, HT_FT_WAIT_MAX));
             }
             std::sort(mx.begin(), mx.end());
             fprintf(stderr,
                     "stats: first groups every %.3f us; per band after it: %.1f waits (%.1f at a chunk's first "
                     "group), %.0f cycles waiting, longest wait median %.0f p90 %.0f max %.0f cycles\n",
-                    (double)(at(nb - 1, 2) - at(1, 2)) / 1e3 / (nb - 2), n / (nb - 1), nb0 / (nb - 1), cyc / (nb - 1),
+                    (double)(at(nb - 1, HT_FT_FIRST) - at(1, HT_FT_FIRST)) / 1e3 / (nb - 2), n / (nb - 1), nb0 / (nb - 1), cyc / (nb - 1),
                     mx[mx.size() / 2], mx[mx.size() * 9 / 10], mx.back());
             fprintf(stderr, "stats: first group to column 15 of the last row %.0f cycles; first-group polls %.2f; "
                     "a load's round trip %.0f cycles\n",
                     c15 / (nb - 1), sp0 / (nb - 1), rt / (nb - 1));
-            fprintf(stderr, "stats: clock %.3f GHz (band 1)\n", (double)at(1, 8) / (double)(at(1, 1) - at(1, 0)));
+            fprintf(stderr, "stats: clock %.3f GHz (band 1)\n", (double)at(1, HT_FT_CLOCKS) / (double)(at(1, HT_FT_END) - at(1, HT_FT_START)));
             /* the lag between consecutive bands at group g, averaged over bands 2.. */
             const auto gt = [&](int b, int g) { return tr[HT_FAST_TRACE_BAND * (size_t)nb + HT_FAST_TRACE_GROUPS * (size_t)b + (size_t)g]; };
             fprintf(stderr, "stats: lag (ns) at group");
