@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,8 +174,15 @@ int64_t ht_now_ns(void)
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The cores this process may run on: those of its affinity mask where
+ * the system says (so `taskset -c 0,1` means 2), else all online. */
 int ht_online_cores(void)
 {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 1)
+    return CPU_COUNT(&set) > 1024 ? 1024 : CPU_COUNT(&set);
+#endif
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
