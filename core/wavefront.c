@@ -18,6 +18,16 @@
  *    band b follows the last row of band b - 1 through a
  *    per-band progress counter (C11 release/acquire), published every PUB
  *    chunk steps; the other rows of a band follow rows of their own band.
+ *  - A band is not tied to its thread: its working memory and where its
+ *    loop stands form a kit. A band runs only as fast as the band above,
+ *    so one slow core (a vCPU that shares its core: on the GPU host some
+ *    run the same code 1.6x slower) would hold up every band below it.
+ *    When a thread that has caught up with the band above is clearly
+ *    faster than that band's thread (their recent paces, per row-chunk,
+ *    waits left out), it asks for a swap; at its next step boundary the
+ *    slower thread hands over its kit and takes the asker's, so the fast
+ *    core goes on with the band ahead and the slow one sinks down the
+ *    chain. Which thread does a step never changes what it computes.
  *  - Inside a band the rows are processed interleaved: in step s row j
  *    does chunk s - j. The in-row dependency chains (each pixel needs the
  *    error of its left neighbour) of different rows are independent;
@@ -53,6 +63,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,8 +92,26 @@
 #define PAD 8             /* zero columns left and right of an error row (>= 4) */
 #define PUB HT_WF_PUB     /* steps between two publications of a band's progress */
 #define SLACK HT_WF_SLACK /* extra steps a waiting band lets its predecessor run */
-#define STALL_NS 50000    /* no sign of life above this long: a waiter blocks    */
-#define POLL_NS 2000000   /* a waiter blocks after this long in any case        */
+#ifndef HT_WF_STALL_NS
+#define HT_WF_STALL_NS 50000
+#endif
+#ifndef HT_WF_POLL_NS
+#define HT_WF_POLL_NS 2000000
+#endif
+#define STALL_NS HT_WF_STALL_NS /* no sign of life above this long: a waiter blocks */
+#define POLL_NS HT_WF_POLL_NS   /* a waiter blocks after this long in any case     */
+#ifndef HT_WF_SWAP_NUM
+#define HT_WF_SWAP_NUM 4
+#endif
+#define SWAP_GAIN_NUM HT_WF_SWAP_NUM /* swap when our pace is below NUM/DEN */
+#define SWAP_GAIN_DEN 5              /* of the pace of the band we wait for */
+#ifndef HT_WF_PACE_UNITS
+#define HT_WF_PACE_UNITS 4096
+#endif
+/* row-chunks between two pace samples: about 0.4 ms, so that a pace is
+ * a core's lasting speed, not a hiccup (with 256, a quarter of that, a
+ * 16-thread run swapped three times as often and was no faster) */
+#define PACE_UNITS HT_WF_PACE_UNITS
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
 
@@ -94,6 +123,8 @@ typedef struct {
   _Alignas(64) _Atomic uint64_t v; /* (band << 32) | steps done           */
   _Atomic int sleepers;            /* threads blocked on `wake`            */
   _Atomic int polling;             /* this band polls for the band above   */
+  _Atomic uint32_t req;            /* a swap request (REQ_*), see wait_band */
+  _Atomic int owner;               /* the thread that runs this band        */
   pthread_mutex_t lock;
   pthread_cond_t wake;
 } progress;
@@ -134,8 +165,31 @@ _Static_assert(KEEP >= (HT_FILTER_MAX_DOWN - 1) * C + HT_FILTER_MAX_DOWN * HT_FI
                "KEEP must cover what later rows read");
 _Static_assert(ER >= KEEP + 2 * C + PAD, "a sliding row must hold KEEP columns and a chunk");
 
+/* A kit: the working memory of one band in flight (G tiles, G sliding
+ * rows) and where its loop stands. A thread works at one kit at a time;
+ * when a faster thread catches up with a slower one, they swap kits at a
+ * step boundary, so the band goes on where it stood, on the faster core
+ * (see wait_band). Which thread does a step never changes its result. */
+typedef struct {
+  _Alignas(64) int64_t b; /* the band, -1: none                          */
+  int64_t s;              /* steps done                                   */
+  int jlo, jhi;           /* rows with a chunk in the step (run_band)     */
+  bool moved;             /* a step done since it changed hands           */
+  uint64_t seen;          /* the band above's progress, as last read      */
+  int64_t base[G];        /* sliding rows: column of their first value    */
+} kit;
+
+/* A thread's recent pace: nanoseconds x 16 per row-chunk, not counting
+ * waits; 0 until measured. */
+typedef struct {
+  _Alignas(64) _Atomic uint32_t ns16;
+} pace;
+
 typedef struct wf wf;
-typedef void (*band_fn)(wf *W, int me, int64_t b);
+/* Runs kit *kid's band from where it stands; BAND_SWAP when the thread
+ * took another kit (*kid) meanwhile. */
+enum { BAND_DONE, BAND_SWAP, BAND_CANCEL };
+typedef int (*band_fn)(wf *W, int me, int *kid);
 
 struct wf {
   const ht_rows *rows;
@@ -145,15 +199,27 @@ struct wf {
   int64_t nbands;
   size_t S;            /* row stride of every row buffer, in elements   */
   int T;               /* running threads                               */
+  bool spin_only;      /* no more threads than cores: waiters never block */
   int bg;              /* rows per band, G or less                       */
   int levels;
   int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
   ht_level_table lt;
   int32_t *e;          /* (T + 1) sets of HT_FILTER_MAX_DOWN whole rows  */
-  int32_t *slide;      /* T sets of G sliding rows of PAD + ER values    */
+  int32_t *slide;      /* T kits' G sliding rows of PAD + ER values      */
   int32_t *zero;       /* a row of zeros: the rows above the image       */
-  tile *tiles;         /* T sets of G chunk tiles                          */
+  tile *tiles;         /* T kits' G chunk tiles                            */
   void *tiles_mem;
+  kit *kits;           /* T kits                                         */
+  void *kits_mem;
+  pace *pace;          /* T threads' paces                               */
+  void *pace_mem;
+#ifdef HT_WF_STATS /* bench builds: where each thread's time went */
+  _Atomic int64_t swaps;
+  struct {
+    _Alignas(64) int64_t bands, steps, waits, blocks, wait_ns, block_ns, run_ns;
+    int cpu0, cpu1;
+  } st[MAX_THREADS];
+#endif
   progress *prog;      /* T + 1 slots, slot = band mod (T + 1)           */
   void *prog_mem;
   band_fn band;
@@ -170,25 +236,65 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Waits until band `b` has published `need` steps; false when the run was
- * cancelled meanwhile. `seen` caches the last value read, so a thread
+#ifdef HT_WF_SWAP_TEST
+/* Test builds only: swaps so far, so that the test can tell they happened. */
+_Atomic long long ht_wf_test_swaps;
+#endif
+
+/* A running kit's request word, in the slot of the band it waits for:
+ * 0, or REQ_POSTED | the requester's kit, or REQ_TAKEN | the kit the
+ * band's runner left for it (see take_swap). */
+#define REQ_POSTED 0x10000u
+#define REQ_TAKEN 0x20000u
+#define REQ_KIT 0xffffu
+
+/* Whether thread `me`, about to wait for the band in slot p, should ask
+ * its runner to swap: when `me` does a step in well under the time that
+ * runner does (a vCPU that shares its core, or is throttled, runs the
+ * same code 1.6x slower on the GPU host), and that runner is not itself
+ * waiting, since then the band above holds both up. */
+static bool swap_wanted(const wf *W, int me, const progress *p)
+{
+  const int o = atomic_load_explicit(&p->owner, memory_order_relaxed);
+  if (o == me || o < 0)
+    return false;
+#ifdef HT_WF_SWAP_TEST /* tests: swap at every wait, to exercise the hand-over */
+  (void)W;
+  return true;
+#else
+  if (atomic_load_explicit(&p->polling, memory_order_relaxed))
+    return false;
+  const uint32_t mine = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
+  const uint32_t theirs = atomic_load_explicit(&W->pace[o].ns16, memory_order_relaxed);
+  return mine > 0 && theirs > 0 && (uint64_t)mine * SWAP_GAIN_DEN < (uint64_t)theirs * SWAP_GAIN_NUM;
+#endif
+}
+
+/* Waits until band `b` has published `need` steps. Returns W_OK, W_CANCEL
+ * when the run was cancelled meanwhile, or W_SWAP when the band's runner
+ * took this thread's kit (*kid) and left its own in *kid: the caller then
+ * goes on with that band. `seen` caches the last value read, so a thread
  * that is well behind touches the shared cache line only rarely. When it
  * does have to wait, it waits for SLACK steps more than it needs (at most
  * `all`, the band's total), so that it does not trail the band at the
  * minimum distance, re-reading the counter (and taking the line away from
- * the writer) at every step.
+ * the writer) at every step. `waited` accumulates the time spent here.
  * It spins first: while the thread it waits for runs, the wait is a
- * fraction of a step. Then it blocks, so that when the machine is busy
- * (more runnable threads than cores) its core goes to the thread it waits
- * for rather than to spinning; publish() wakes it. */
-static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *seen)
+ * fraction of a step. With more threads than cores it then blocks, so
+ * that its core goes to the thread it waits for rather than to spinning;
+ * publish() wakes it. With no more threads than cores it only yields:
+ * on the 16-vCPU GPU host a blocked waiter took about 0.5 ms to wake, and
+ * a band's waiters blocked some 30 times each in a 16K run (BENCHMARKS.md). */
+enum { W_OK, W_SWAP, W_CANCEL };
+static int wait_band(wf *W, int me, int *kid, int64_t b, uint64_t need, uint64_t all, uint64_t *seen,
+                     int64_t *waited)
 {
   const uint64_t base = (uint64_t)b << 32;
   if (*seen >= base + need)
-    return true;
+    return W_OK;
   progress *p = &W->prog[b % (W->T + 1)];
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
-    return true;
+    return W_OK;
   const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
   /* Poll while the band we wait for is alive: a running band publishes
    * every few microseconds, and a blocked thread would pay a wake-up
@@ -196,21 +302,34 @@ static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *s
    * A band that polls for its own predecessor says so in `polling`, so
    * a queue of waiting bands keeps polling while its head moves. When the
    * band above neither moves nor polls for STALL_NS, its thread has been
-   * preempted (a busy machine) or sleeps: then block too, and leave the
-   * core to whoever can use it; likewise after POLL_NS in any case. */
+   * preempted (a busy machine) or sleeps: then block too (if allowed),
+   * and leave the core to whoever can use it; likewise after POLL_NS. */
   progress *mine = &W->prog[(b + 1) % (W->T + 1)];
   atomic_store_explicit(&mine->polling, 1, memory_order_relaxed);
   const int64_t t0 = ht_now_ns();
+  /* A faster thread asks the band's runner to swap; the request carries
+   * this kit, whose state is all in memory (release). */
+  uint32_t posted = 0;
+  if (swap_wanted(W, me, p)) {
+    uint32_t expect = 0;
+    if (atomic_compare_exchange_strong_explicit(&p->req, &expect, REQ_POSTED | (uint32_t)*kid,
+                                                memory_order_release, memory_order_relaxed))
+      posted = REQ_POSTED | (uint32_t)*kid;
+  }
+  int res = W_OK;
   int64_t t_moved = t0;
   uint64_t last = *seen;
+  bool block = false;
   for (unsigned spins = 1;; spins++) {
-    if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want) {
-      atomic_store_explicit(&mine->polling, 0, memory_order_relaxed);
-      return true;
+    if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want)
+      break;
+    if (posted && (atomic_load_explicit(&p->req, memory_order_relaxed) & REQ_TAKEN)) {
+      res = W_SWAP;
+      break;
     }
     if (ht_job_cancelled(W->job)) {
-      atomic_store_explicit(&mine->polling, 0, memory_order_relaxed);
-      return false;
+      res = W_CANCEL;
+      break;
     }
     if (spins < 256)
       cpu_relax();
@@ -222,34 +341,86 @@ static bool wait_band(wf *W, int64_t b, uint64_t need, uint64_t all, uint64_t *s
         last = *seen;
         t_moved = now;
       }
-      if (now - t_moved > STALL_NS || now - t0 > POLL_NS)
+      if (!W->spin_only && (now - t_moved > STALL_NS || now - t0 > POLL_NS)) {
+        block = true;
         break;
+      }
     }
   }
   atomic_store_explicit(&mine->polling, 0, memory_order_relaxed);
-  bool ok = true;
-  pthread_mutex_lock(&p->lock);
-  /* seq_cst on both sides: either publish() sees this sleeper, or the
-   * load below sees its store */
-  atomic_fetch_add(&p->sleepers, 1);
-  while ((*seen = atomic_load(&p->v)) < want) {
-    if (ht_job_cancelled(W->job)) {
-      ok = false;
-      break;
+#ifdef HT_WF_STATS
+  W->st[me].waits++;
+  const int64_t t_block = ht_now_ns();
+  if (block)
+    W->st[me].blocks++;
+#endif
+  if (block) {
+    pthread_mutex_lock(&p->lock);
+    /* seq_cst on both sides: either publish() and take_swap() see this
+     * sleeper, or the loads below see their stores */
+    atomic_fetch_add(&p->sleepers, 1);
+    while ((*seen = atomic_load(&p->v)) < want) {
+      if (posted && (atomic_load(&p->req) & REQ_TAKEN)) {
+        res = W_SWAP;
+        break;
+      }
+      if (ht_job_cancelled(W->job)) {
+        res = W_CANCEL;
+        break;
+      }
+      /* a bounded wait: a cancel is noticed within a millisecond */
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      ts.tv_nsec += 1000000;
+      if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+      }
+      pthread_cond_timedwait(&p->wake, &p->lock, &ts);
     }
-    /* a bounded wait: a cancel is noticed within a millisecond */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+    atomic_fetch_sub(&p->sleepers, 1);
+    pthread_mutex_unlock(&p->lock);
   }
-  atomic_fetch_sub(&p->sleepers, 1);
-  pthread_mutex_unlock(&p->lock);
-  return ok;
+  if (posted) {
+    /* Withdraw the request, unless it was taken meanwhile; then take the
+     * kit the runner left (acquire: its state), whatever else happened. */
+    uint32_t r = posted;
+    if (!atomic_compare_exchange_strong_explicit(&p->req, &r, 0, memory_order_acquire, memory_order_acquire)) {
+      *kid = (int)(r & REQ_KIT);
+      atomic_store_explicit(&p->req, 0, memory_order_relaxed); /* only we touch it now */
+      if (res == W_OK)
+        res = W_SWAP;
+    } else if (res == W_SWAP) {
+      res = W_OK; /* cannot happen: a taken request is not withdrawn */
+    }
+  }
+  *waited += ht_now_ns() - t0;
+#ifdef HT_WF_STATS
+  W->st[me].wait_ns += ht_now_ns() - t0;
+  if (block)
+    W->st[me].block_ns += ht_now_ns() - t_block;
+#endif
+  return res;
+}
+
+/* At a step boundary, the runner of kit *kid (band slot p) takes a
+ * posted swap request: it leaves its kit to the requester and takes the
+ * requester's (acq_rel: each side's state is in memory). */
+static bool take_swap(progress *p, int *kid)
+{
+  uint32_t r = atomic_load_explicit(&p->req, memory_order_relaxed);
+  if (!(r & REQ_POSTED))
+    return false;
+  if (!atomic_compare_exchange_strong_explicit(&p->req, &r, REQ_TAKEN | (uint32_t)*kid, memory_order_acq_rel,
+                                               memory_order_relaxed))
+    return false; /* withdrawn */
+  *kid = (int)(r & REQ_KIT);
+  if (atomic_load(&p->sleepers) > 0) {
+    pthread_mutex_lock(&p->lock);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+  }
+  return true;
 }
 
 static void publish(progress *p, uint64_t value)
@@ -349,15 +520,12 @@ static inline int64_t chunk_last(int64_t w, int L, int j) { return (w + (int64_t
 /* steps of a band of g rows: its last row starts at step g - 1 */
 static inline int64_t band_steps(int64_t w, int L, int g) { return g - 1 + chunk_last(w, L, g - 1) + 1; }
 
-/* Where row j's errors are: column x at rowp[x - base]. */
-typedef struct {
-  int32_t *p;
-  int64_t base; /* 0 for whole rows */
-} erow;
-
-/* One band: rows y0 .. y0 + g - 1, by worker `me`. */
-HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf *W, int me, int64_t b)
+/* Kit *kid's band, rows y0 .. y0 + g - 1, from the step it stands at,
+ * by worker `me`. */
+HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf *W, int me, int *kid)
 {
+  kit *k = &W->kits[*kid];
+  const int64_t b = k->b;
   const size_t S = W->S;
   const int64_t w = W->w;
   const int bg = W->bg;
@@ -368,16 +536,19 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
    * next band finds them; the others slide */
   int32_t *set = W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD;
   const int32_t *prev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD : NULL;
-  tile *T = W->tiles + (size_t)me * G;
-  erow er[G];
+  tile *T = W->tiles + (size_t)*kid * G;
+  /* where row j's errors are: column x at er[j][x - k->base[j]] */
+  int32_t *er[G];
   for (int j = 0; j < g; j++) {
     if (j >= g - D) {
-      er[j].p = set + (size_t)(j - (g - D)) * S;
+      er[j] = set + (size_t)(j - (g - D)) * S;
     } else {
-      er[j].p = W->slide + ((size_t)me * G + (size_t)j) * (PAD + ER) + PAD;
-      memset(er[j].p - PAD, 0, PAD * sizeof(int32_t)); /* columns < 0 */
+      er[j] = W->slide + ((size_t)*kid * G + (size_t)j) * (PAD + ER) + PAD;
+      if (k->s == 0)
+        memset(er[j] - PAD, 0, PAD * sizeof(int32_t)); /* columns < 0 */
     }
-    er[j].base = 0;
+    if (k->s == 0)
+      k->base[j] = 0; /* whole rows keep it */
   }
   /* rows above the band: the band above's last D rows, or zeros */
   const int32_t *above[HT_FILTER_MAX_DOWN + 1];
@@ -389,14 +560,26 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
   const int jp = bg - 1;
   const int64_t last0 = chunk_last(w, SH, 0);
   progress *mine = &W->prog[b % (W->T + 1)];
-  uint64_t seen = 0;
+  atomic_store_explicit(&mine->owner, me, memory_order_relaxed);
   int64_t cfirst[G], clast[G], xs0[G], xs1[G];
   for (int j = 0; j < g; j++) {
     cfirst[j] = chunk_first(SH, j);
     clast[j] = chunk_last(w, SH, j);
   }
-  int jlo = 0, jhi = -1;
-  for (int64_t s = 0; s < steps; s++) {
+  /* this thread's pace: time per row-chunk, without the waits */
+  int64_t t_mark = ht_now_ns(), waited = 0, units = 0;
+  for (int64_t s = k->s; s < steps; s = ++k->s) {
+    /* a step boundary: everything of this band is in its kit */
+    if (k->moved && take_swap(mine, kid)) {
+      W->kits[*kid].moved = false;
+#ifdef HT_WF_STATS
+      atomic_fetch_add_explicit(&W->swaps, 1, memory_order_relaxed);
+#endif
+#ifdef HT_WF_SWAP_TEST
+      atomic_fetch_add_explicit(&ht_wf_test_swaps, 1, memory_order_relaxed);
+#endif
+      return BAND_SWAP;
+    }
     if (b > 0 && s <= last0) {
       /* Row 0's chunk s reads the band above's last rows up to column
        * x1 - 1 + L; the last row (the most shifted, the latest) has that
@@ -405,8 +588,14 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
       const int64_t x1 = chunk_x0(s + 1, SH, 0) < w ? chunk_x0(s + 1, SH, 0) : w;
       const int64_t col = x1 - 1 + L < w - 1 ? x1 - 1 + L : w - 1;
       const int64_t cp = (col + 1 + (int64_t)SH * jp + C - 1) / C - 1;
-      if (!wait_band(W, b - 1, (uint64_t)(cp + jp + 1), (uint64_t)prev_all, &seen))
-        return;
+      const int r = wait_band(W, me, kid, b - 1, (uint64_t)(cp + jp + 1), (uint64_t)prev_all, &k->seen, &waited);
+      if (r == W_SWAP) {
+        W->kits[*kid].moved = false;
+        return BAND_SWAP;
+      }
+      if (r == W_CANCEL)
+        return BAND_CANCEL;
+      const uint64_t seen = k->seen;
       /* The band above was written by another core, so every line row 0
        * reads from it is a coherence miss. Fetch the lines of a chunk it
        * will need two steps from now, once `seen` shows them finished
@@ -424,10 +613,11 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
      * [jf0, jf1] whose chunks are whole (C columns) shares the
      * interleaved loop, and a clipped chunk (a row's first or last) runs
      * alone */
-    while (jhi + 1 < g && s - (jhi + 1) >= cfirst[jhi + 1])
-      jhi++;
-    while (s - jlo > clast[jlo])
-      jlo++;
+    while (k->jhi + 1 < g && s - (k->jhi + 1) >= cfirst[k->jhi + 1])
+      k->jhi++;
+    while (s - k->jlo > clast[k->jlo])
+      k->jlo++;
+    const int jlo = k->jlo, jhi = k->jhi;
     int jf0 = g, jf1 = -1;
     for (int j = jlo; j <= jhi; j++) {
       const int64_t c = s - j, cx0 = chunk_x0(c, SH, j);
@@ -444,10 +634,10 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
       }
       const int32_t *sp[HT_FILTER_MAX_DOWN + 1] = { NULL, NULL, NULL, NULL };
       for (int dy = 1; dy <= D; dy++)
-        sp[dy] = j >= dy ? er[j - dy].p + (x0 - er[j - dy].base) : above[dy - j] + x0;
+        sp[dy] = j >= dy ? er[j - dy] + (x0 - k->base[j - dy]) : above[dy - j] + x0;
       upper(L, R, D, W, t->u, t->in + (x0 - t->in0), sp[1], sp[2], sp[3], x1 - x0);
       /* the halo (zeros left of column 0) */
-      memcpy(T[j].e, er[j].p + (x0 - er[j].base) - TH, TH * sizeof(int32_t));
+      memcpy(T[j].e, er[j] + (x0 - k->base[j]) - TH, TH * sizeof(int32_t));
       if (x1 - x0 == C) {
         jf0 = j < jf0 ? j : jf0;
         jf1 = j;
@@ -460,19 +650,20 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
       chains_n(R, binary, W, jf1 - jf0 + 1, T + jf0, C);
     for (int j = jlo; j <= jhi; j++) {
       const int64_t x0 = xs0[j], x1 = xs1[j], n = x1 - x0;
-      erow *r = &er[j];
-      if (j < g - D && x1 + PAD - r->base > ER) {
+      int32_t *const r = er[j];
+      if (j < g - D && x1 + PAD - k->base[j] > ER) {
         /* slide: keep the last KEEP columns before this chunk */
         const int64_t nb = x0 - KEEP;
-        memmove(r->p, r->p + (nb - r->base), (size_t)(x0 - nb) * sizeof(int32_t));
-        r->base = nb;
+        memmove(r, r + (nb - k->base[j]), (size_t)(x0 - nb) * sizeof(int32_t));
+        k->base[j] = nb;
       }
+      const int64_t rb = k->base[j];
       if (n == C) /* the usual case, with a size the compiler inlines */
-        memcpy(r->p + (x0 - r->base), T[j].e + TH, C * sizeof(int32_t));
+        memcpy(r + (x0 - rb), T[j].e + TH, C * sizeof(int32_t));
       else
-        memcpy(r->p + (x0 - r->base), T[j].e + TH, (size_t)n * sizeof(int32_t));
+        memcpy(r + (x0 - rb), T[j].e + TH, (size_t)n * sizeof(int32_t));
       if (x1 == w) /* columns right of the image read as zeros */
-        memset(r->p + (w - r->base), 0, PAD * sizeof(int32_t));
+        memset(r + (w - rb), 0, PAD * sizeof(int32_t));
       /* output, IOB columns a call; 1-bit output takes whole bytes, so
        * up to 7 columns wait for the next call */
       tile *t = &T[j];
@@ -483,8 +674,8 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
       if (x1 == w || x1 - t->out0 >= IOB) {
         const int64_t xe = x1 == w ? w : x1 & ~(int64_t)7;
         W->rows->store(W->rows, y0 + j, t->out0, xe - t->out0, t->out);
-        for (int64_t k = 0; k < x1 - xe; k++) /* fewer than 8 */
-          t->out[k] = t->out[xe - t->out0 + k];
+        for (int64_t i = 0; i < x1 - xe; i++) /* fewer than 8 */
+          t->out[i] = t->out[xe - t->out0 + i];
         t->out0 = xe;
       }
     }
@@ -492,7 +683,23 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
      * from a reader on another core */
     if ((s + 1) % PUB == 0 || s + 1 == steps)
       publish(mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
+    k->moved = true;
+    units += jhi - jlo + 1;
+    if (units >= PACE_UNITS && (s & 7) == 7) {
+      const int64_t now = ht_now_ns();
+      const int64_t busy = now - t_mark - waited;
+      if (busy > 0) {
+        const uint64_t sample = (uint64_t)busy * 16 / (uint64_t)units;
+        const uint32_t old = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
+        const uint64_t p = old ? (3 * (uint64_t)old + sample) / 4 : sample;
+        atomic_store_explicit(&W->pace[me].ns16, p > UINT32_MAX ? UINT32_MAX : (uint32_t)p, memory_order_relaxed);
+      }
+      t_mark = now;
+      waited = 0;
+      units = 0;
+    }
   }
+  return BAND_DONE;
 }
 
 /* Instances: the footprints of the built-in filters and the largest one
@@ -501,13 +708,13 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define WF_AVX2 1
 #define AVX2_INSTANCE(L, R, D)                                                                     \
-  __attribute__((target("avx2"))) static void band_##L##R##D##_b_avx2(wf *W, int me, int64_t b)     \
+  __attribute__((target("avx2"))) static int band_##L##R##D##_b_avx2(wf *W, int me, int *kid)      \
   {                                                                                                \
-    run_band(L, R, D, true, W, me, b);                                                             \
+    return run_band(L, R, D, true, W, me, kid);                                                    \
   }                                                                                                \
-  __attribute__((target("avx2"))) static void band_##L##R##D##_m_avx2(wf *W, int me, int64_t b)     \
+  __attribute__((target("avx2"))) static int band_##L##R##D##_m_avx2(wf *W, int me, int *kid)      \
   {                                                                                                \
-    run_band(L, R, D, false, W, me, b);                                                            \
+    return run_band(L, R, D, false, W, me, kid);                                                   \
   }
 #define AVX2_FNS(L, R, D) { band_##L##R##D##_m_avx2, band_##L##R##D##_b_avx2 }
 #else
@@ -516,8 +723,8 @@ HT_AI void run_band(const int L, const int R, const int D, const bool binary, wf
 #define AVX2_FNS(L, R, D) { band_##L##R##D##_m, band_##L##R##D##_b }
 #endif
 #define INSTANCE(L, R, D)                                                                       \
-  static void band_##L##R##D##_b(wf *W, int me, int64_t b) { run_band(L, R, D, true, W, me, b); }  \
-  static void band_##L##R##D##_m(wf *W, int me, int64_t b) { run_band(L, R, D, false, W, me, b); } \
+  static int band_##L##R##D##_b(wf *W, int me, int *kid) { return run_band(L, R, D, true, W, me, kid); }  \
+  static int band_##L##R##D##_m(wf *W, int me, int *kid) { return run_band(L, R, D, false, W, me, kid); } \
   AVX2_INSTANCE(L, R, D)
 INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite          */
 INSTANCE(2, 2, 1) /* Burkes, Sierra-2                      */
@@ -554,15 +761,43 @@ typedef struct {
 
 static void work(wf *W, int me)
 {
+#ifdef HT_WF_STATS
+  const int64_t t_start = ht_now_ns();
+  W->st[me].cpu0 = sched_getcpu();
+#endif
+  int kid = me; /* the kit this thread works at; changes with swaps */
   for (;;) {
-    const int64_t b = atomic_fetch_add_explicit(&W->next_band, 1, memory_order_relaxed);
-    if (b >= W->nbands || ht_job_cancelled(W->job))
+    kit *k = &W->kits[kid];
+    if (k->b < 0) {
+      const int64_t b = atomic_fetch_add_explicit(&W->next_band, 1, memory_order_relaxed);
+      if (b >= W->nbands || ht_job_cancelled(W->job))
+        break;
+      k->b = b;
+      k->s = 0;
+      k->jlo = 0;
+      k->jhi = -1;
+      k->seen = 0;
+      k->moved = true;
+    }
+    const int r = W->band(W, me, &kid);
+    if (r == BAND_CANCEL)
       break;
-    W->band(W, me, b);
-    /* only the calling thread reports progress (and may cancel) */
+    if (r == BAND_SWAP)
+      continue;
+    const int64_t b = k->b;
+    k->b = -1;
+#ifdef HT_WF_STATS
+    W->st[me].bands++;
+#endif
+    /* only the calling thread reports progress (and may cancel); bands
+     * finish in order, so b + 1 bands are done */
     if (me == 0 && !ht_job_tick(W->job, (b + 1) * W->bg < W->h ? (b + 1) * W->bg : W->h, W->h))
       break;
   }
+#ifdef HT_WF_STATS
+  W->st[me].run_ns = ht_now_ns() - t_start;
+  W->st[me].cpu1 = sched_getcpu();
+#endif
 }
 
 static void *worker_main(void *arg)
@@ -626,21 +861,27 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     /* calloc aligns to 16 bytes only: take one slot more and round up, so
      * that every counter has its own cache line */
     W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
+    W.kits_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.kits);
+    W.pace_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.pace);
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
-    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && workers) || T == 1)
+    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.kits_mem && W.pace_mem && workers) || T == 1)
       break;
     free(W.e);
     free(W.slide);
     free(W.tiles_mem);
     free(W.prog_mem);
+    free(W.kits_mem);
+    free(W.pace_mem);
     free(workers);
     T /= 2;
   }
   W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
   W.tiles = W.tiles_mem ? (tile *)(((uintptr_t)W.tiles_mem + 63) & ~(uintptr_t)63) : NULL;
+  W.kits = W.kits_mem ? (kit *)(((uintptr_t)W.kits_mem + 63) & ~(uintptr_t)63) : NULL;
+  W.pace = W.pace_mem ? (pace *)(((uintptr_t)W.pace_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
-  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !workers || !lt_ok) {
+  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.kits || !W.pace || !workers || !lt_ok) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -653,6 +894,8 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     atomic_init(&W.prog[inited].v, 0);
     atomic_init(&W.prog[inited].sleepers, 0);
     atomic_init(&W.prog[inited].polling, 0);
+    atomic_init(&W.prog[inited].req, 0);
+    atomic_init(&W.prog[inited].owner, -1);
     if (pthread_mutex_init(&W.prog[inited].lock, NULL) != 0)
       break;
     if (!ca_ok || pthread_cond_init(&W.prog[inited].wake, &ca) != 0) {
@@ -671,6 +914,13 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 
   /* Start the helpers; if one cannot be created, run with those that
    * were (the band assignment is fixed only once `go` is set). */
+  for (int t = 0; t < T; t++) {
+    W.kits[t].b = -1;
+    atomic_init(&W.pace[t].ns16, 0);
+  }
+#ifdef HT_WF_STATS
+  atomic_init(&W.swaps, 0);
+#endif
   atomic_init(&W.go, 0);
   atomic_init(&W.next_band, 0);
   int started = 1;
@@ -682,12 +932,22 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     started++;
   }
   W.T = started;
+  W.spin_only = started <= ht_online_cores();
   atomic_store_explicit(&W.go, 1, memory_order_release);
   work(&W, 0);
   for (int t = 1; t < started; t++)
     pthread_join(workers[t].tid, NULL);
   if (ht_job_cancelled(job))
     st = HT_ERR_CANCELLED;
+#ifdef HT_WF_STATS /* bench builds: how often bands changed threads */
+  fprintf(stderr, "wavefront: %d threads, %lld bands, %lld swaps\n", W.T, (long long)W.nbands,
+          (long long)atomic_load(&W.swaps));
+  for (int t = 0; t < W.T; t++)
+    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u\n",
+            t, W.st[t].cpu0, W.st[t].cpu1, (long long)W.st[t].bands, (double)W.st[t].run_ns / 1e6,
+            (double)W.st[t].wait_ns / 1e6, (long long)W.st[t].waits, (double)W.st[t].block_ns / 1e6,
+            (long long)W.st[t].blocks, atomic_load(&W.pace[t].ns16));
+#endif
 out:
   for (int k = 0; k < inited; k++) {
     pthread_mutex_destroy(&W.prog[k].lock);
@@ -698,6 +958,8 @@ out:
   free(W.zero);
   free(W.tiles_mem);
   free(W.prog_mem);
+  free(W.kits_mem);
+  free(W.pace_mem);
   free(workers);
   ht_level_table_free(&W.lt);
   return st;

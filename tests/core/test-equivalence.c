@@ -4,8 +4,17 @@
  * photograph. core/ed.c is the ground truth (its own correctness is
  * checked against an independent loop in test-reference.c).
  *
+ * Built a second time against the library whose wavefront hands bands
+ * between threads at every wait (HT_WF_SWAP_TEST): then it also checks
+ * that such hand-overs happened.
+ *
  * usage: test-equivalence PHOTO.pgm [shapes|photo|random]  */
 #include "common.h"
+
+#ifdef HT_WF_SWAP_TEST
+#include <stdatomic.h>
+extern _Atomic long long ht_wf_test_swaps; /* core/wavefront.c, test builds */
+#endif
 
 static const char *const customs[] = {
   "- * 0 3; 2 0 1 / 8",              /* footprint (1, 2, 1)              */
@@ -203,6 +212,10 @@ int main(int argc, char **argv)
     run_photo(ctx, argv[1]);
   if (!strcmp(part, "all") || !strcmp(part, "random"))
     run_random(ctx);
+#ifdef HT_WF_SWAP_TEST
+  CHECK(atomic_load(&ht_wf_test_swaps) > 0, "the swap-test wavefront never handed a band to another thread");
+  printf("bands handed between threads: %lld\n", (long long)atomic_load(&ht_wf_test_swaps));
+#endif
   ht_context_free(ctx);
   return test_finish("test-equivalence");
 }
