@@ -825,9 +825,14 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
    * makes the chain of bands the bottleneck. A band can start about
    * bg + 1 chunk steps after the one above, and its thread needs about
    * w / C of them for a band: with T bands in flight, the chain costs
-   * little while T * (bg + 1) * C <= w / 2. */
+   * little while T * (bg + 1) * C <= w / 2. Below 8 rows, though, a
+   * thread loses half its interleaved chains, which costs more than the
+   * chain of bands: 8 rows stay while T * 9 * C <= w (measured: 1K, 2
+   * threads, 0.92 against 1.16 ms with 4 rows; 8K, 16 threads on the GPU
+   * host, 16.1-17.9 against 20.8-21.0 ms; 16 rows instead of 8 at 2K, 2
+   * threads, where they would need the whole row: 3.9-5.0 against 3.7). */
   W.bg = G;
-  while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C * 2 > W.w)
+  while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C * (W.bg > 8 ? 2 : 1) > W.w)
     W.bg /= 2;
   W.nbands = (W.h + W.bg - 1) / W.bg;
   if (T > W.nbands)
