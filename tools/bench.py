@@ -73,10 +73,18 @@ def cpu_model():
 
 
 def git_commit():
+    """HEAD, with '+changes' when the tree differs from it; HT_BENCH_COMMIT
+    overrides (a copy of the tree on another machine may carry a stale .git)."""
+    if os.environ.get("HT_BENCH_COMMIT"):
+        return os.environ["HT_BENCH_COMMIT"]
     try:
         out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
+        head = out.stdout.strip()
+        if not head:
+            return "unknown"
+        dirty = subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD", "--"], timeout=30).returncode != 0
+        return head + ("+changes" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -190,21 +198,33 @@ class Bench:
                                                                    float(m.group(6))))
         return ms
 
-    def copies_wall(self, size, copies, reps):
-        """Wall seconds for `copies` single-thread processes run at once,
-        each halftoning the image `reps` times: what the machine gives to
-        work that needs no communication at all."""
+    def copies_rate(self, size, copies, reps):
+        """Images per second of `copies` single-thread processes run at once,
+        each halftoning the image `reps` times (each one's minimum run):
+        what the machine gives to work that needs no communication at all."""
         procs = []
-        t0 = time.monotonic()
         for i in range(copies):
             out = os.path.join(self.work, "copy%d.pbm" % i)
             procs.append(subprocess.Popen([self.halftone, "--quiet", "--backend", "cpu", "--variant", "wavefront",
                                            "--threads", "1", "--bench", str(reps), self.image(size), out],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        ok = all(p.wait() == 0 for p in procs)
-        wall = time.monotonic() - t0
-        log("  %2d independent copies %6s x%d: %.3f s" % (copies, size_label(size), reps, wall))
-        return wall if ok else None
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        rate = 0.0
+        for p in procs:
+            m = BENCH_RE.search(p.communicate()[0])
+            if p.returncode != 0 or not m:
+                return None
+            rate += 1000.0 / float(m.group(4))
+        log("  %2d independent copies %6s x%d: %.2f images/s" % (copies, size_label(size), reps, rate))
+        return rate
+
+    def pinned_ms(self, size, cpu, reps):
+        """min ms of one thread of the wavefront pinned to core `cpu`: cores
+        of a virtual machine need not be equally fast."""
+        cmd = [self.halftone, "--quiet", "--backend", "cpu", "--variant", "wavefront", "--threads", "1",
+               "--bench", str(reps), self.image(size), os.path.join(self.work, "pinned.pbm")]
+        p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+        m = BENCH_RE.search(p.stdout)
+        return float(m.group(4)) if p.returncode == 0 and m else None
 
     def metrics_of(self, original, result):
         p = subprocess.run([self.metrics, original, result], capture_output=True, text=True)
@@ -488,22 +508,46 @@ def main():
                     "%.2f×" % (base[s] / ms[s]) if base.get(s) and ms.get(s) else "—" for s in sizes)))
             if any(t > bench.cores for t in threads):
                 lines += ["", "(Thread counts above the %d cores of this machine oversubscribe it.)" % bench.cores]
-            # The machine's own ceiling: T independent single-thread runs at once.
-            csize, creps = min(4096, max(sizes)), 10
+            # The machine's own ceiling: T independent single-thread processes
+            # at once, at the largest size, against the wavefront's T threads.
+            # Images per second compares them without a 1-thread baseline,
+            # which on a VM whose cores differ depends on where it lands.
+            csize = max(sizes)
+            creps = 3 if csize >= 8192 else 10
 
             def copies_best(t):
-                walls = [w for w in (bench.copies_wall(csize, t, creps) for _ in range(args.rounds)) if w]
-                return min(walls) if walls else None
-            one = copies_best(1)
-            lines += ["", "The machine's ceiling: T independent single-thread processes started together "
-                      "(`halftone --threads 1 --bench %d` on a %s² image each, no communication at all); "
-                      "throughput of all of them over that of one alone. A threaded wavefront cannot "
-                      "scale beyond this." % (creps, size_label(csize)), "",
-                      "| processes | wall s | throughput over one |", "|---|---|---|"]
+                rates = [r for r in (bench.copies_rate(csize, t, creps) for _ in range(args.rounds)) if r]
+                return max(rates) if rates else None
+            rate = {t: copies_best(t) for t in threads}
+            lines += ["", "The machine's ceiling at %s²: T independent single-thread processes started together "
+                      "(`halftone --threads 1 --bench %d` each, no communication at all), images per second of "
+                      "all of them together (each process's minimum run, best of the rounds). A threaded "
+                      "wavefront cannot go beyond it; the last column is the wavefront's images per second "
+                      "over it." % (size_label(csize), creps), "",
+                      "| T | T processes, images/s | over one process | wavefront, T threads, images/s "
+                      "| wavefront / ceiling |", "|---|---|---|---|---|"]
             for t in threads:
-                wall = one if t == 1 else copies_best(t)
-                lines.append("| %d | %s | %s |" % (t, "%.2f" % wall if wall else "—",
-                                                   "%.2f×" % (t * one / wall) if wall and one else "—"))
+                r, wf_ms = rate.get(t), best.get((t, csize))
+                wf_rate = 1000.0 / wf_ms if wf_ms else None
+                lines.append("| %d | %s | %s | %s | %s |" % (
+                    t, "%.2f" % r if r else "—", "%.2f×" % (r / rate[1]) if r and rate.get(1) else "—",
+                    "%.2f" % wf_rate if wf_rate else "—", "%.0f%%" % (100 * wf_rate / r) if r and wf_rate else "—"))
+            # how fast each core is on its own
+            cpus = sorted(os.sched_getaffinity(0))
+            pin = {c: bench.pinned_ms(csize, c, creps) for c in cpus}
+            got = sorted(v for v in pin.values() if v)
+            if got:
+                med = got[len(got) // 2]
+                slow = [c for c in cpus if pin[c] and pin[c] > 1.2 * got[0]]
+                lines += ["", "One thread pinned to each core in turn (`taskset -c N halftone --threads 1 "
+                          "--bench %d`, %s²): fastest %.1f ms, median %.1f ms, slowest %.1f ms; %s." % (
+                              creps, size_label(csize), got[0], med, got[-1],
+                              "cores more than 20%% slower than the fastest: %s" % ", ".join(map(str, slow))
+                              if slow else "no core more than 20% slower than the fastest")]
+                top = max(threads)
+                if best.get((top, csize)):
+                    lines.append("Against that fastest core alone, %d threads are %.2f× faster; against the "
+                                 "median core, %.2f×." % (top, got[0] / best[(top, csize)], med / best[(top, csize)]))
         else:
             section = "cpu"
             rows = []
