@@ -423,8 +423,17 @@ static bool take_swap(progress *p, int *kid)
   return true;
 }
 
-static void publish(progress *p, uint64_t value)
+static void publish(const wf *W, progress *p, uint64_t value)
 {
+#ifndef HT_WF_PUB_SEQCST
+  if (W->spin_only) {
+    /* nobody sleeps: a release store, which does not wait for the line */
+    atomic_store_explicit(&p->v, value, memory_order_release);
+    return;
+  }
+#else
+  (void)W;
+#endif
   atomic_store(&p->v, value);
   if (atomic_load(&p->sleepers) > 0) {
     pthread_mutex_lock(&p->lock);
@@ -682,7 +691,7 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
     /* publish every PUB steps: each store may have to take the line back
      * from a reader on another core */
     if ((s + 1) % PUB == 0 || s + 1 == steps)
-      publish(mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
+      publish(W, mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
     k->moved = true;
     units += jhi - jlo + 1;
     if (units >= PACE_UNITS && (s & 7) == 7) {
