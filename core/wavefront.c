@@ -224,7 +224,10 @@ struct wf {
   void *prog_mem;
   band_fn band;
   _Atomic int go;      /* > 0: T is final, workers may start            */
-  _Atomic int64_t next_band; /* the ticket: bands are taken in order      */
+  /* the ticket: bands are taken in order; alone on its cache line, since
+   * every band start writes it and every thread reads the fields above */
+  _Alignas(64) _Atomic int64_t next_band;
+  char ticket_line[64 - sizeof(int64_t)];
 };
 
 /* ------------------------------------------------------------ waiting */
