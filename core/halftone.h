@@ -223,7 +223,7 @@ HT_API ht_context *ht_context_new(void);
 HT_API void ht_context_free(ht_context *ctx);
 
 HT_API void ht_context_set_backend(ht_context *ctx, ht_backend backend);
-/* 0 = all online cores. */
+/* 0 = every core the process may run on (its affinity mask). */
 HT_API void ht_context_set_threads(ht_context *ctx, int threads);
 HT_API void ht_context_set_progress(ht_context *ctx, ht_progress_fn fn, void *user);
 /* Notices that are not errors (e.g. "no GPU, using the CPU") go here;

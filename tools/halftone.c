@@ -54,7 +54,7 @@ static const char usage_text[] =
   "                      (each channel dithered on its own, RGB out)\n"
   "  --backend WHICH     auto (default: the GPU when usable, else the CPU),\n"
   "                      cpu, or cuda (fails if no GPU is usable)\n"
-  "  --threads N         CPU threads, 0 = all cores (default 0)\n"
+  "  --threads N         CPU threads, 0 = every core it may run on (default 0)\n"
   "  --variant NAME      implementation: ed, ec, ed-rc, ec-rc, wavefront, or a\n"
   "                      GPU variant name; default: the fastest available\n"
   "  --metrics           print the mean tone error and the HVS error (mean\n"
