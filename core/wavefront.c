@@ -95,10 +95,14 @@
 #ifndef HT_WF_STALL_NS
 #define HT_WF_STALL_NS 50000
 #endif
+#ifndef HT_WF_STALL_NS_CORES
+#define HT_WF_STALL_NS_CORES 1000000
+#endif
 #ifndef HT_WF_POLL_NS
 #define HT_WF_POLL_NS 2000000
 #endif
 #define STALL_NS HT_WF_STALL_NS /* no sign of life above this long: a waiter blocks */
+#define STALL_NS_CORES HT_WF_STALL_NS_CORES /* the same, with no more threads than cores */
 #define POLL_NS HT_WF_POLL_NS   /* a waiter blocks after this long in any case     */
 #ifndef HT_WF_SWAP_NUM
 #define HT_WF_SWAP_NUM 4
@@ -199,7 +203,7 @@ struct wf {
   int64_t nbands;
   size_t S;            /* row stride of every row buffer, in elements   */
   int T;               /* running threads                               */
-  bool spin_only;      /* no more threads than cores: waiters never block */
+  int64_t stall_ns;    /* no sign of life above this long: a waiter blocks */
   int bg;              /* rows per band, G or less                       */
   int levels;
   int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
@@ -283,11 +287,16 @@ static bool swap_wanted(const wf *W, int me, const progress *p)
  * minimum distance, re-reading the counter (and taking the line away from
  * the writer) at every step. `waited` accumulates the time spent here.
  * It spins first: while the thread it waits for runs, the wait is a
- * fraction of a step. With more threads than cores it then blocks, so
- * that its core goes to the thread it waits for rather than to spinning;
- * publish() wakes it. With no more threads than cores it only yields:
- * on the 16-vCPU GPU host a wake-up took about 0.7 ms, and at 16 threads
- * a thread spent over 40% of a 16K run blocked (BENCHMARKS.md). */
+ * fraction of a step. When the band above shows no life for a while
+ * (its thread was preempted) it blocks, so that its core can go to that
+ * thread (or to another program) rather than to spinning; publish()
+ * wakes it. "A while" is 50 us with more threads than cores, but 1 ms
+ * with no more: on the 16-vCPU GPU host every vCPU pauses for 20-100 us
+ * hundreds of times a second, a wake-up took about 0.7 ms, and with 50 us
+ * a thread spent over 40% of a 16K run blocked (BENCHMARKS.md). With a
+ * program hogging one of 2 cores, never blocking made 2 threads slower
+ * than 1 (the waiter kept the free core busy, so the stalled thread was
+ * never moved to it). */
 enum { W_OK, W_SWAP, W_CANCEL };
 static int wait_band(wf *W, int me, int *kid, int64_t b, uint64_t need, uint64_t all, uint64_t *seen,
                      int64_t *waited)
@@ -344,7 +353,7 @@ static int wait_band(wf *W, int me, int *kid, int64_t b, uint64_t need, uint64_t
         last = *seen;
         t_moved = now;
       }
-      if (!W->spin_only && (now - t_moved > STALL_NS || now - t0 > POLL_NS)) {
+      if (now - t_moved > W->stall_ns || now - t0 > POLL_NS) {
         block = true;
         break;
       }
@@ -424,17 +433,8 @@ static bool take_swap(progress *p, int *kid)
   return true;
 }
 
-static void publish(const wf *W, progress *p, uint64_t value)
+static void publish(progress *p, uint64_t value)
 {
-#ifndef HT_WF_PUB_SEQCST
-  if (W->spin_only) {
-    /* nobody sleeps: a release store, which does not wait for the line */
-    atomic_store_explicit(&p->v, value, memory_order_release);
-    return;
-  }
-#else
-  (void)W;
-#endif
   atomic_store(&p->v, value);
   if (atomic_load(&p->sleepers) > 0) {
     pthread_mutex_lock(&p->lock);
@@ -692,7 +692,7 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
     /* publish every PUB steps: each store may have to take the line back
      * from a reader on another core */
     if ((s + 1) % PUB == 0 || s + 1 == steps)
-      publish(W, mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
+      publish(mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
     k->moved = true;
     units += jhi - jlo + 1;
     if (units >= PACE_UNITS && (s & 7) == 7) {
@@ -947,7 +947,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     started++;
   }
   W.T = started;
-  W.spin_only = started <= ht_online_cores();
+  W.stall_ns = started <= ht_online_cores() ? STALL_NS_CORES : STALL_NS;
   atomic_store_explicit(&W.go, 1, memory_order_release);
   work(&W, 0);
   for (int t = 1; t < started; t++)
