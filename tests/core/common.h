@@ -71,7 +71,7 @@ static inline uint16_t *random_plane(int64_t w, int64_t h, uint64_t seed)
       else if (mode == 1)
         v = (uint16_t)((x * 65535 / (w > 1 ? w - 1 : 1) + (int64_t)(r >> 58) * 64 + y * 37) & 0xffff);
       else
-        v = (r >> 60) < 3 ? (uint16_t)(r >> 48) : (uint16_t)((y * 7 + x / 13) * 1021 % 65536);
+        v = (uint16_t)((r >> 60) < 3 ? r >> 48 : (uint64_t)((y * 7 + x / 13) * 1021 % 65536));
       p[y * w + x] = v;
     }
   return p;
