@@ -183,11 +183,14 @@ class Bench:
             return 3 if size <= 4096 else 1
         return 7 if size <= 2048 else 5 if size <= 4096 else 3 if size <= 8192 else 2
 
+    def bench_cmd(self, size, variant, threads, reps, out):
+        """halftone --bench on the CPU: prints a BENCH_RE line."""
+        return [self.halftone, "--quiet", "--backend", "cpu", "--variant", variant, "--threads", str(threads),
+                "--bench", str(reps), self.image(size), os.path.join(self.work, out)]
+
     def core_bench(self, size, variant, threads):
         """min ms of the halftoning alone (halftone --bench)."""
-        out = os.path.join(self.work, "core.pbm")
-        cmd = [self.halftone, "--quiet", "--backend", "cpu", "--variant", variant, "--threads", str(threads),
-               "--bench", str(self.runs_for(size)), self.image(size), out]
+        cmd = self.bench_cmd(size, variant, threads, self.runs_for(size), "core.pbm")
         p = subprocess.run(cmd, capture_output=True, text=True)
         m = BENCH_RE.search(p.stdout)
         if p.returncode != 0 or not m:
@@ -204,9 +207,7 @@ class Bench:
         what the machine gives to work that needs no communication at all."""
         procs = []
         for i in range(copies):
-            out = os.path.join(self.work, "copy%d.pbm" % i)
-            procs.append(subprocess.Popen([self.halftone, "--quiet", "--backend", "cpu", "--variant", "wavefront",
-                                           "--threads", "1", "--bench", str(reps), self.image(size), out],
+            procs.append(subprocess.Popen(self.bench_cmd(size, "wavefront", 1, reps, "copy%d.pbm" % i),
                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
         rate = 0.0
         for p in procs:
@@ -220,9 +221,8 @@ class Bench:
     def pinned_ms(self, size, cpu, reps):
         """min ms of one thread of the wavefront pinned to core `cpu`: cores
         of a virtual machine need not be equally fast."""
-        cmd = [self.halftone, "--quiet", "--backend", "cpu", "--variant", "wavefront", "--threads", "1",
-               "--bench", str(reps), self.image(size), os.path.join(self.work, "pinned.pbm")]
-        p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+        p = subprocess.run(self.bench_cmd(size, "wavefront", 1, reps, "pinned.pbm"), capture_output=True, text=True,
+                           preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
         m = BENCH_RE.search(p.stdout)
         return float(m.group(4)) if p.returncode == 0 and m else None
 
