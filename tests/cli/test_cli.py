@@ -626,6 +626,30 @@ def case_mkimage(env):
     check(rc == 2 and "SIZE" in err and not os.path.exists(env.path("zero.pgm")), "size 0: %d %r" % (rc, err))
 
 
+def case_throughput(env):
+    """ht-throughput (the benchmark's ceiling): threads that share nothing
+    report their images per second; bad arguments and a bad image get a
+    one-line error and exit code 2 / 1."""
+    tp = os.path.join(os.path.dirname(env.halftone), "ht-throughput")
+    if not os.access(tp, os.X_OK):
+        raise Skip("ht-throughput not built")
+    rc, out, err = env.run(env.crop, 2, "0.2", tool=tp)
+    check(rc == 0, "ht-throughput failed: %r" % err)
+    m = re.search(r"throughput: 2 threads, (\d+)x(\d+), 0.2 s: ([0-9.]+) images/s "
+                  r"\(one thread's rate ([0-9.]+) \.\. ([0-9.]+)\)", out)
+    check(m is not None, "unexpected output %r" % out)
+    rate, lo, hi = (float(m.group(i)) for i in (3, 4, 5))
+    check(0 < lo <= hi and abs(rate - (lo + hi)) <= 0.002 * rate + 0.002,
+          "the total %.3f is not the sum of the two threads' rates %.3f, %.3f" % (rate, lo, hi))
+    for args, what in (((env.crop, 0, 1), "THREADS"), ((env.crop, 2, "nan"), "SECONDS"),
+                       ((env.crop, 2, "-1"), "SECONDS"), ((env.crop, 2), "usage")):
+        rc, _, err = env.run(*args, tool=tp)
+        check(rc == 2 and what in err and err.count("\n") == 1, "%r: %d %r" % (args, rc, err))
+    write_pnm(env.path("bad.pgm"), "P5", 4, 4, 255, [1] * 5)
+    rc, _, err = env.run(env.path("bad.pgm"), 1, 1, tool=tp)
+    check(rc == 1 and "bad.pgm" in err and err.count("\n") == 1, "truncated image: %d %r" % (rc, err))
+
+
 CASES = {
     "errors-usage": case_errors_usage,
     "errors-input": case_errors_input,
@@ -640,6 +664,7 @@ CASES = {
     "help": case_help,
     "golden": case_golden,
     "mkimage": case_mkimage,
+    "throughput": case_throughput,
 }
 
 
