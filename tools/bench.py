@@ -129,7 +129,8 @@ class Bench:
         self.halftone = os.path.join(b, "tools", "halftone")
         self.mkimage = os.path.join(b, "tools", "ht-mkimage")
         self.metrics = os.path.join(b, "tools", "ht-metrics")
-        for exe in (self.halftone, self.mkimage, self.metrics):
+        self.throughput = os.path.join(b, "tools", "ht-throughput")
+        for exe in (self.halftone, self.mkimage, self.metrics, self.throughput):
             if not os.access(exe, os.X_OK):
                 sys.exit("bench.py: %s is missing; build first: meson setup %s && ninja -C %s"
                          % (exe, args.build, args.build))
@@ -201,22 +202,19 @@ class Bench:
                                                                    float(m.group(6))))
         return ms
 
-    def copies_rate(self, size, copies, reps):
-        """Images per second of `copies` single-thread processes run at once,
-        each halftoning the image `reps` times (each one's minimum run):
-        what the machine gives to work that needs no communication at all."""
-        procs = []
-        for i in range(copies):
-            procs.append(subprocess.Popen(self.bench_cmd(size, "wavefront", 1, reps, "copy%d.pbm" % i),
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
-        rate = 0.0
-        for p in procs:
-            m = BENCH_RE.search(p.communicate()[0])
-            if p.returncode != 0 or not m:
-                return None
-            rate += 1000.0 / float(m.group(4))
-        log("  %2d independent copies %6s x%d: %.2f images/s" % (copies, size_label(size), reps, rate))
-        return rate
+    def ceiling_rate(self, size, threads, seconds):
+        """Images per second of `threads` independent single-thread
+        halftonings at once in one process (ht-throughput): what the machine
+        gives to work that needs no communication at all, every thread busy
+        for the whole window."""
+        p = subprocess.run([self.throughput, self.image(size), str(threads), str(seconds)],
+                           capture_output=True, text=True)
+        m = re.search(r"([0-9.]+) images/s", p.stdout)
+        if p.returncode != 0 or not m:
+            log("  ht-throughput %d failed: %s" % (threads, p.stderr.strip()))
+            return None
+        log("  %2d independent threads %6s, %g s: %s images/s" % (threads, size_label(size), seconds, m.group(1)))
+        return float(m.group(1))
 
     def pinned_ms(self, size, cpu, reps):
         """min ms of one thread of the wavefront pinned to core `cpu`: cores
@@ -508,23 +506,25 @@ def main():
                     "%.2f×" % (base[s] / ms[s]) if base.get(s) and ms.get(s) else "—" for s in sizes)))
             if any(t > bench.cores for t in threads):
                 lines += ["", "(Thread counts above the %d cores of this machine oversubscribe it.)" % bench.cores]
-            # The machine's own ceiling: T independent single-thread processes
-            # at once, at the largest size, against the wavefront's T threads.
-            # Images per second compares them without a 1-thread baseline,
-            # which on a VM whose cores differ depends on where it lands.
+            # The machine's own ceiling: T independent single-thread
+            # halftonings at once, at the largest size, against the
+            # wavefront's T threads. Images per second compares them without
+            # a 1-thread baseline, which on a VM whose cores differ depends
+            # on where it lands.
             csize = max(sizes)
             creps = 3 if csize >= 8192 else 10
+            window = 4 if csize >= 8192 else 2
 
-            def copies_best(t):
-                rates = [r for r in (bench.copies_rate(csize, t, creps) for _ in range(args.rounds)) if r]
+            def ceiling_best(t):
+                rates = [r for r in (bench.ceiling_rate(csize, t, window) for _ in range(args.rounds)) if r]
                 return max(rates) if rates else None
-            rate = {t: copies_best(t) for t in threads}
-            lines += ["", "The machine's ceiling at %s²: T independent single-thread processes started together "
-                      "(`halftone --threads 1 --bench %d` each, no communication at all), images per second of "
-                      "all of them together (each process's minimum run, best of the rounds). A threaded "
-                      "wavefront cannot go beyond it; the last column is the wavefront's images per second "
-                      "over it." % (size_label(csize), creps), "",
-                      "| T | T processes, images/s | over one process | wavefront, T threads, images/s "
+            rate = {t: ceiling_best(t) for t in threads}
+            lines += ["", "The machine's ceiling at %s²: T threads that share nothing, each halftoning the whole "
+                      "image on its own, all busy for the same %d s (`ht-throughput IMAGE T %d`, best of the "
+                      "rounds): images per second of all of them together. A threaded wavefront cannot go "
+                      "beyond it; the last column is the wavefront's images per second over it." % (
+                          size_label(csize), window, window), "",
+                      "| T | T independent threads, images/s | over one thread | wavefront, T threads, images/s "
                       "| wavefront / ceiling |", "|---|---|---|---|---|"]
             for t in threads:
                 r, wf_ms = rate.get(t), best.get((t, csize))
