@@ -62,6 +62,7 @@ static void *worker(void *arg)
   ht_params_init(&p);
   p.variant = HT_VARIANT_WAVEFRONT;
   j->status = HT_ERR_NO_MEMORY;
+  snprintf(j->msg, sizeof j->msg, "out of memory for a halftone context");
   if (ctx) {
     ht_context_set_backend(ctx, HT_BACKEND_CPU);
     ht_context_set_threads(ctx, 1);
