@@ -13,21 +13,20 @@
  *
  *  - A free thread takes the next band from an atomic ticket, so bands
  *    start in order and a thread only ever waits for a band that a
- *    running thread holds; a core that runs slower (a busy host) takes
- *    fewer bands instead of holding up every T-th one. The first row of
- *    band b follows the last row of band b - 1 through a
- *    per-band progress counter (C11 release/acquire), published every PUB
- *    chunk steps; the other rows of a band follow rows of their own band.
- *  - A band is not tied to its thread: its working memory and where its
- *    loop stands form a kit. A band runs only as fast as the band above,
- *    so one slow core (a vCPU that shares its core: on the GPU host some
- *    run the same code 1.6x slower) would hold up every band below it.
- *    When a thread that has caught up with the band above is clearly
- *    faster than that band's thread (their recent paces, per row-chunk,
- *    waits left out), it asks for a swap; at its next step boundary the
- *    slower thread hands over its kit and takes the asker's, so the fast
- *    core goes on with the band ahead and the slow one sinks down the
- *    chain. Which thread does a step never changes what it computes.
+ *    running thread holds. The first row of band b follows the last row
+ *    of band b - 1 through a per-band progress counter (C11
+ *    release/acquire), published every PUB chunk steps; the other rows
+ *    of a band follow rows of their own band.
+ *  - A band can go no faster than the band above, and the cores of a
+ *    virtual machine need not be equally fast: under full load the GPU
+ *    host runs the same code up to 2x slower on some vCPUs than on
+ *    others. Bands of equal height would make the whole chain run at the
+ *    pace of its slowest thread (BENCHMARKS.md). So a band's height is
+ *    chosen when a thread takes it, in proportion to that thread's recent
+ *    pace (time per row-chunk, waits left out): the fastest thread takes
+ *    bands of bg rows, one half as fast bands of bg / 2. Every band then
+ *    does a step in about the same time, and the chain goes at the sum of
+ *    the threads' rates. Heights never change what is computed.
  *  - Inside a band the rows are processed interleaved: in step s row j
  *    does chunk s - j. The in-row dependency chains (each pixel needs the
  *    error of its left neighbour) of different rows are independent;
@@ -36,10 +35,10 @@
  *    fast as a single chain (EC-RC).
  *  - Speed-up with threads is bounded by the chain of bands: a band
  *    starts about (rows + 1) * C columns after the band above, so with T
- *    threads and W columns it pays while T * (rows + 1) * C is well below
- *    W. Hence C = 32 (a chunk is still four AVX2 vectors) and bands of 16
- *    rows (fewer rows read from another core's cache), or 8 or 4 when the
- *    image is too narrow for that many threads.
+ *    threads and W columns it pays while T * (rows + 1) * C is below W.
+ *    Hence C = 32 (a chunk is still four AVX2 vectors) and bands of at
+ *    most 16 rows (fewer rows read from another core's cache), or 8 or 4
+ *    when the image is too narrow for that many threads.
  *  - For each row and chunk, first the "upper" sum (the input plus the
  *    terms of every tap with dy >= 1) is computed for all C columns in a
  *    vectorisable loop (SIMD; AVX2 when the CPU has it), then the chain
@@ -104,22 +103,16 @@
 #define STALL_NS HT_WF_STALL_NS /* no sign of life above this long: a waiter blocks */
 #define STALL_NS_CORES HT_WF_STALL_NS_CORES /* the same, with no more threads than cores */
 #define POLL_NS HT_WF_POLL_NS   /* a waiter blocks after this long in any case     */
-#ifndef HT_WF_SWAP_NUM
-#define HT_WF_SWAP_NUM 4
-#endif
-#define SWAP_GAIN_NUM HT_WF_SWAP_NUM /* swap when our pace is below NUM/DEN */
-#define SWAP_GAIN_DEN 5              /* of the pace of the band we wait for */
 #ifndef HT_WF_PACE_UNITS
 #define HT_WF_PACE_UNITS 4096
 #endif
 /* row-chunks between two pace samples: about 0.4 ms, so that a pace is
- * a core's lasting speed, not a hiccup (with 256, a quarter of that, a
- * 16-thread run swapped three times as often and was no faster) */
+ * a core's lasting speed, not a hiccup */
 #define PACE_UNITS HT_WF_PACE_UNITS
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
 
-#define BG_MIN 4  /* fewest rows per band                                  */
+#define BG_MIN 4  /* fewest rows per band but the last                    */
 _Static_assert(BG_MIN > HT_FILTER_MAX_DOWN, "a band must cover the filter's rows");
 _Static_assert(C > HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1, "a chunk must exceed the delay");
 
@@ -127,8 +120,6 @@ typedef struct {
   _Alignas(64) _Atomic uint64_t v; /* (band << 32) | steps done           */
   _Atomic int sleepers;            /* threads blocked on `wake`            */
   _Atomic int polling;             /* this band polls for the band above   */
-  _Atomic uint32_t req;            /* a swap request (REQ_*), see wait_band */
-  _Atomic int owner;               /* the thread that runs this band        */
   pthread_mutex_t lock;
   pthread_cond_t wake;
 } progress;
@@ -169,58 +160,48 @@ _Static_assert(KEEP >= (HT_FILTER_MAX_DOWN - 1) * C + HT_FILTER_MAX_DOWN * HT_FI
                "KEEP must cover what later rows read");
 _Static_assert(ER >= KEEP + 2 * C + PAD, "a sliding row must hold KEEP columns and a chunk");
 
-/* A kit: the working memory of one band in flight (G tiles, G sliding
- * rows) and where its loop stands. A thread works at one kit at a time;
- * when a faster thread catches up with a slower one, they swap kits at a
- * step boundary, so the band goes on where it stood, on the faster core
- * (see wait_band). Which thread does a step never changes its result. */
+/* A band: rows y0 .. y0 + g - 1; the band above has gprev rows. */
 typedef struct {
-  _Alignas(64) int64_t b; /* the band, -1: none                          */
-  int64_t s;              /* steps done                                   */
-  int jlo, jhi;           /* rows with a chunk in the step (run_band)     */
-  bool moved;             /* a step done since it changed hands           */
-  uint64_t seen;          /* the band above's progress, as last read      */
-  int64_t base[G];        /* sliding rows: column of their first value    */
-} kit;
+  int64_t b, y0;
+  int g, gprev;
+} band;
 
 /* A thread's recent pace: nanoseconds x 16 per row-chunk, not counting
  * waits; 0 until measured. */
 typedef struct {
   _Alignas(64) _Atomic uint32_t ns16;
+  /* the sample under way, the thread's own: it runs on across bands, so
+   * that bands shorter than PACE_UNITS row-chunks are measured too */
+  int64_t t_mark, waited, units;
 } pace;
 
 typedef struct wf wf;
-/* Runs kit *kid's band from where it stands; BAND_SWAP when the thread
- * took another kit (*kid) meanwhile. */
-enum { BAND_DONE, BAND_SWAP, BAND_CANCEL };
-typedef int (*band_fn)(wf *W, int me, int *kid);
+/* Runs band B by thread `me`; false when the run was cancelled. */
+typedef bool (*band_fn)(wf *W, int me, const band *B);
 
 struct wf {
   const ht_rows *rows;
   ht_job *job;
   int64_t w, h;
   int64_t nchunks;     /* chunks covering the width                    */
-  int64_t nbands;
   size_t S;            /* row stride of every row buffer, in elements   */
   int T;               /* running threads                               */
   int64_t stall_ns;    /* no sign of life above this long: a waiter blocks */
-  int bg;              /* rows per band, G or less                       */
+  int bg;              /* most rows per band, G or less                  */
+  int gmin;            /* fewest rows per band but the last              */
   int levels;
   int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
   ht_level_table lt;
   int32_t *e;          /* (T + 1) sets of HT_FILTER_MAX_DOWN whole rows  */
-  int32_t *slide;      /* T kits' G sliding rows of PAD + ER values      */
+  int32_t *slide;      /* T threads' G sliding rows of PAD + ER values   */
   int32_t *zero;       /* a row of zeros: the rows above the image       */
-  tile *tiles;         /* T kits' G chunk tiles                            */
+  tile *tiles;         /* T threads' G chunk tiles                         */
   void *tiles_mem;
-  kit *kits;           /* T kits                                         */
-  void *kits_mem;
   pace *pace;          /* T threads' paces                               */
   void *pace_mem;
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
-  _Atomic int64_t swaps;
   struct {
-    _Alignas(64) int64_t bands, steps, waits, blocks, wait_ns, block_ns, run_ns;
+    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns;
     int cpu0, cpu1;
   } st[MAX_THREADS];
 #endif
@@ -229,9 +210,11 @@ struct wf {
   band_fn band;
   _Atomic int go;      /* > 0: T is final, workers may start            */
   /* the ticket: bands are taken in order; alone on its cache line, since
-   * every band start writes it and every thread reads the fields above */
-  _Alignas(64) _Atomic int64_t next_band;
-  char ticket_line[64 - sizeof(int64_t)];
+   * every band start writes it and every thread reads the fields above.
+   * (next band << 33) | (its first row << 8) | rows of the band before:
+   * HT_MAX_SIDE rows fit in 25 bits, G in 8 */
+  _Alignas(64) _Atomic uint64_t ticket;
+  char ticket_line[64 - sizeof(uint64_t)];
 };
 
 /* ------------------------------------------------------------ waiting */
@@ -243,44 +226,14 @@ static inline void cpu_relax(void)
 #endif
 }
 
-#ifdef HT_WF_SWAP_TEST
-/* Test builds only: swaps so far, so that the test can tell they happened. */
-_Atomic long long ht_wf_test_swaps;
+#ifdef HT_WF_HEIGHT_TEST
+/* Test builds only: bands taken of other than bg rows, so that the
+ * test can tell that heights varied. */
+_Atomic long long ht_wf_test_short_bands;
 #endif
 
-/* A running kit's request word, in the slot of the band it waits for:
- * 0, or REQ_POSTED | the requester's kit, or REQ_TAKEN | the kit the
- * band's runner left for it (see take_swap). */
-#define REQ_POSTED 0x10000u
-#define REQ_TAKEN 0x20000u
-#define REQ_KIT 0xffffu
-
-/* Whether thread `me`, about to wait for the band in slot p, should ask
- * its runner to swap: when `me` does a step in well under the time that
- * runner does (a vCPU that shares its core, or is throttled, runs the
- * same code 1.6x slower on the GPU host), and that runner is not itself
- * waiting, since then the band above holds both up. */
-static bool swap_wanted(const wf *W, int me, const progress *p)
-{
-  const int o = atomic_load_explicit(&p->owner, memory_order_relaxed);
-  if (o == me || o < 0)
-    return false;
-#ifdef HT_WF_SWAP_TEST /* tests: swap at every wait, to exercise the hand-over */
-  (void)W;
-  return true;
-#else
-  if (atomic_load_explicit(&p->polling, memory_order_relaxed))
-    return false;
-  const uint32_t mine = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
-  const uint32_t theirs = atomic_load_explicit(&W->pace[o].ns16, memory_order_relaxed);
-  return mine > 0 && theirs > 0 && (uint64_t)mine * SWAP_GAIN_DEN < (uint64_t)theirs * SWAP_GAIN_NUM;
-#endif
-}
-
-/* Waits until band `b` has published `need` steps. Returns W_OK, W_CANCEL
- * when the run was cancelled meanwhile, or W_SWAP when the band's runner
- * took this thread's kit (*kid) and left its own in *kid: the caller then
- * goes on with that band. `seen` caches the last value read, so a thread
+/* Waits until band `b` has published `need` steps; false when the run
+ * was cancelled meanwhile. `seen` caches the last value read, so a thread
  * that is well behind touches the shared cache line only rarely. When it
  * does have to wait, it waits for SLACK steps more than it needs (at most
  * `all`, the band's total), so that it does not trail the band at the
@@ -297,16 +250,15 @@ static bool swap_wanted(const wf *W, int me, const progress *p)
  * program hogging one of 2 cores, never blocking made 2 threads slower
  * than 1 (the waiter kept the free core busy, so the stalled thread was
  * never moved to it). */
-enum { W_OK, W_SWAP, W_CANCEL };
-static int wait_band(wf *W, int me, int *kid, int64_t b, uint64_t need, uint64_t all, uint64_t *seen,
-                     int64_t *waited)
+static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint64_t *seen, int64_t *waited)
 {
+  (void)me; /* used by HT_WF_STATS builds */
   const uint64_t base = (uint64_t)b << 32;
   if (*seen >= base + need)
-    return W_OK;
+    return true;
   progress *p = &W->prog[b % (W->T + 1)];
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
-    return W_OK;
+    return true;
   const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
   /* Poll while the band we wait for is alive: a running band publishes
    * every few microseconds, and a blocked thread would pay a wake-up
@@ -319,28 +271,15 @@ static int wait_band(wf *W, int me, int *kid, int64_t b, uint64_t need, uint64_t
   progress *mine = &W->prog[(b + 1) % (W->T + 1)];
   atomic_store_explicit(&mine->polling, 1, memory_order_relaxed);
   const int64_t t0 = ht_now_ns();
-  /* A faster thread asks the band's runner to swap; the request carries
-   * this kit, whose state is all in memory (release). */
-  uint32_t posted = 0;
-  if (swap_wanted(W, me, p)) {
-    uint32_t expect = 0;
-    if (atomic_compare_exchange_strong_explicit(&p->req, &expect, REQ_POSTED | (uint32_t)*kid,
-                                                memory_order_release, memory_order_relaxed))
-      posted = REQ_POSTED | (uint32_t)*kid;
-  }
-  int res = W_OK;
+  bool ok = true;
   int64_t t_moved = t0;
   uint64_t last = *seen;
   bool block = false;
   for (unsigned spins = 1;; spins++) {
     if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= want)
       break;
-    if (posted && (atomic_load_explicit(&p->req, memory_order_relaxed) & REQ_TAKEN)) {
-      res = W_SWAP;
-      break;
-    }
     if (ht_job_cancelled(W->job)) {
-      res = W_CANCEL;
+      ok = false;
       break;
     }
     if (spins < 256)
@@ -368,16 +307,12 @@ static int wait_band(wf *W, int me, int *kid, int64_t b, uint64_t need, uint64_t
 #endif
   if (block) {
     pthread_mutex_lock(&p->lock);
-    /* seq_cst on both sides: either publish() and take_swap() see this
-     * sleeper, or the loads below see their stores */
+    /* seq_cst on both sides: either publish() sees this sleeper, or
+     * the load below sees its store */
     atomic_fetch_add(&p->sleepers, 1);
     while ((*seen = atomic_load(&p->v)) < want) {
-      if (posted && (atomic_load(&p->req) & REQ_TAKEN)) {
-        res = W_SWAP;
-        break;
-      }
       if (ht_job_cancelled(W->job)) {
-        res = W_CANCEL;
+        ok = false;
         break;
       }
       /* a bounded wait: a cancel is noticed within a millisecond */
@@ -393,44 +328,13 @@ static int wait_band(wf *W, int me, int *kid, int64_t b, uint64_t need, uint64_t
     atomic_fetch_sub(&p->sleepers, 1);
     pthread_mutex_unlock(&p->lock);
   }
-  if (posted) {
-    /* Withdraw the request, unless it was taken meanwhile; then take the
-     * kit the runner left (acquire: its state), whatever else happened. */
-    uint32_t r = posted;
-    if (!atomic_compare_exchange_strong_explicit(&p->req, &r, 0, memory_order_acquire, memory_order_acquire)) {
-      *kid = (int)(r & REQ_KIT);
-      atomic_store_explicit(&p->req, 0, memory_order_relaxed); /* only we touch it now */
-      if (res == W_OK)
-        res = W_SWAP;
-    }
-  }
   *waited += ht_now_ns() - t0;
 #ifdef HT_WF_STATS
   W->st[me].wait_ns += ht_now_ns() - t0;
   if (block)
     W->st[me].block_ns += ht_now_ns() - t_block;
 #endif
-  return res;
-}
-
-/* At a step boundary, the runner of kit *kid (band slot p) takes a
- * posted swap request: it leaves its kit to the requester and takes the
- * requester's (acq_rel: each side's state is in memory). */
-static bool take_swap(progress *p, int *kid)
-{
-  uint32_t r = atomic_load_explicit(&p->req, memory_order_relaxed);
-  if (!(r & REQ_POSTED))
-    return false;
-  if (!atomic_compare_exchange_strong_explicit(&p->req, &r, REQ_TAKEN | (uint32_t)*kid, memory_order_acq_rel,
-                                               memory_order_relaxed))
-    return false; /* withdrawn */
-  *kid = (int)(r & REQ_KIT);
-  if (atomic_load(&p->sleepers) > 0) {
-    pthread_mutex_lock(&p->lock);
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->lock);
-  }
-  return true;
+  return ok;
 }
 
 static void publish(progress *p, uint64_t value)
@@ -503,11 +407,15 @@ HT_AI void chains(const int N, const int R, const bool binary, const wf *W, tile
   }
 }
 
-/* n_rows consecutive rows, in groups of up to ILP interleaved chains */
+/* n_rows consecutive rows, in as few groups of interleaved chains as
+ * ILP allows, of sizes as even as can be: 10 rows run as 5 + 5, not
+ * 8 + 2, since a group of 2 chains waits on its chains' latency. */
 HT_AI void chains_n(const int R, const bool binary, const wf *W, int n_rows, tile *t, int64_t n)
 {
-  for (; n_rows > 0; n_rows -= ILP, t += ILP) {
-    switch (n_rows < ILP ? n_rows : ILP) {
+  for (int k; n_rows > 0; n_rows -= k, t += k) {
+    const int groups = (n_rows + ILP - 1) / ILP;
+    k = (n_rows + groups - 1) / groups;
+    switch (k) {
 #define CASE(k) case k: chains(k, R, binary, W, t, n); break;
       CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
 #undef CASE
@@ -530,66 +438,54 @@ static inline int64_t chunk_last(int64_t w, int L, int j) { return (w + (int64_t
 /* steps of a band of g rows: its last row starts at step g - 1 */
 static inline int64_t band_steps(int64_t w, int L, int g) { return g - 1 + chunk_last(w, L, g - 1) + 1; }
 
-/* Kit *kid's band, rows y0 .. y0 + g - 1, from the step it stands at,
- * by worker `me`. */
-HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf *W, int me, int *kid)
+/* Band B, rows y0 .. y0 + g - 1, by worker `me`; false when the run was
+ * cancelled. */
+HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf *W, int me, const band *B)
 {
-  kit *k = &W->kits[*kid];
-  const int64_t b = k->b;
+  const int64_t b = B->b;
   const size_t S = W->S;
   const int64_t w = W->w;
-  const int bg = W->bg;
-  const int64_t y0 = b * bg;
+  const int64_t y0 = B->y0;
   const int SH = HT_WF_SHIFT > 0 ? HT_WF_SHIFT : L; /* chunk shift per row, >= L */
-  const int g = (int)(W->h - y0 < bg ? W->h - y0 : bg);
+  const int g = B->g;
   /* the band's last D rows are whole rows in set b mod (T + 1), where the
    * next band finds them; the others slide */
   int32_t *set = W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD;
   const int32_t *prev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD : NULL;
-  tile *T = W->tiles + (size_t)*kid * G;
-  /* where row j's errors are: column x at er[j][x - k->base[j]] */
+  tile *T = W->tiles + (size_t)me * G;
+  /* where row j's errors are: column x at er[j][x - base[j]] */
   int32_t *er[G];
+  int64_t base[G];
   for (int j = 0; j < g; j++) {
     if (j >= g - D) {
       er[j] = set + (size_t)(j - (g - D)) * S;
     } else {
-      er[j] = W->slide + ((size_t)*kid * G + (size_t)j) * (PAD + ER) + PAD;
-      if (k->s == 0)
-        memset(er[j] - PAD, 0, PAD * sizeof(int32_t)); /* columns < 0 */
+      er[j] = W->slide + ((size_t)me * G + (size_t)j) * (PAD + ER) + PAD;
+      memset(er[j] - PAD, 0, PAD * sizeof(int32_t)); /* columns < 0 */
     }
-    if (k->s == 0)
-      k->base[j] = 0; /* whole rows keep it */
+    base[j] = 0; /* whole rows keep it */
   }
   /* rows above the band: the band above's last D rows, or zeros */
   const int32_t *above[HT_FILTER_MAX_DOWN + 1];
   for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
     above[dy] = dy > D ? NULL : y0 - dy >= 0 ? prev + (size_t)(D - dy) * S : W->zero + PAD;
   const int64_t steps = band_steps(w, SH, g);
-  /* the band above (always bg rows) and its last row */
-  const int64_t prev_all = band_steps(w, SH, bg);
-  const int jp = bg - 1;
+  /* the band above and its last row */
+  const int64_t prev_all = band_steps(w, SH, B->gprev);
+  const int jp = B->gprev - 1;
   const int64_t last0 = chunk_last(w, SH, 0);
   progress *mine = &W->prog[b % (W->T + 1)];
-  atomic_store_explicit(&mine->owner, me, memory_order_relaxed);
   int64_t cfirst[G], clast[G], xs0[G], xs1[G];
   for (int j = 0; j < g; j++) {
     cfirst[j] = chunk_first(SH, j);
     clast[j] = chunk_last(w, SH, j);
   }
   /* this thread's pace: time per row-chunk, without the waits */
-  int64_t t_mark = ht_now_ns(), waited = 0, units = 0;
-  for (int64_t s = k->s; s < steps; s = ++k->s) {
-    /* a step boundary: everything of this band is in its kit */
-    if (k->moved && take_swap(mine, kid)) {
-      W->kits[*kid].moved = false;
-#ifdef HT_WF_STATS
-      atomic_fetch_add_explicit(&W->swaps, 1, memory_order_relaxed);
-#endif
-#ifdef HT_WF_SWAP_TEST
-      atomic_fetch_add_explicit(&ht_wf_test_swaps, 1, memory_order_relaxed);
-#endif
-      return BAND_SWAP;
-    }
+  pace *const pc = &W->pace[me];
+  int64_t t_mark = pc->t_mark, waited = pc->waited, units = pc->units;
+  uint64_t seen = 0; /* the band above's progress, as last read */
+  int jlo = 0, jhi = -1;
+  for (int64_t s = 0; s < steps; s++) {
     if (b > 0 && s <= last0) {
       /* Row 0's chunk s reads the band above's last rows up to column
        * x1 - 1 + L; the last row (the most shifted, the latest) has that
@@ -598,14 +494,8 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
       const int64_t x1 = chunk_x0(s + 1, SH, 0) < w ? chunk_x0(s + 1, SH, 0) : w;
       const int64_t col = x1 - 1 + L < w - 1 ? x1 - 1 + L : w - 1;
       const int64_t cp = (col + 1 + (int64_t)SH * jp + C - 1) / C - 1;
-      const int r = wait_band(W, me, kid, b - 1, (uint64_t)(cp + jp + 1), (uint64_t)prev_all, &k->seen, &waited);
-      if (r == W_SWAP) {
-        W->kits[*kid].moved = false;
-        return BAND_SWAP;
-      }
-      if (r == W_CANCEL)
-        return BAND_CANCEL;
-      const uint64_t seen = k->seen;
+      if (!wait_band(W, me, b - 1, (uint64_t)(cp + jp + 1), (uint64_t)prev_all, &seen, &waited))
+        return false;
       /* The band above was written by another core, so every line row 0
        * reads from it is a coherence miss. Fetch the lines of a chunk it
        * will need two steps from now, once `seen` shows them finished
@@ -623,11 +513,10 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
      * [jf0, jf1] whose chunks are whole (C columns) shares the
      * interleaved loop, and a clipped chunk (a row's first or last) runs
      * alone */
-    while (k->jhi + 1 < g && s - (k->jhi + 1) >= cfirst[k->jhi + 1])
-      k->jhi++;
-    while (s - k->jlo > clast[k->jlo])
-      k->jlo++;
-    const int jlo = k->jlo, jhi = k->jhi;
+    while (jhi + 1 < g && s - (jhi + 1) >= cfirst[jhi + 1])
+      jhi++;
+    while (s - jlo > clast[jlo])
+      jlo++;
     int jf0 = g, jf1 = -1;
     for (int j = jlo; j <= jhi; j++) {
       const int64_t c = s - j, cx0 = chunk_x0(c, SH, j);
@@ -644,10 +533,10 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
       }
       const int32_t *sp[HT_FILTER_MAX_DOWN + 1] = { NULL, NULL, NULL, NULL };
       for (int dy = 1; dy <= D; dy++)
-        sp[dy] = j >= dy ? er[j - dy] + (x0 - k->base[j - dy]) : above[dy - j] + x0;
+        sp[dy] = j >= dy ? er[j - dy] + (x0 - base[j - dy]) : above[dy - j] + x0;
       upper(L, R, D, W, t->u, t->in + (x0 - t->in0), sp[1], sp[2], sp[3], x1 - x0);
       /* the halo (zeros left of column 0) */
-      memcpy(T[j].e, er[j] + (x0 - k->base[j]) - TH, TH * sizeof(int32_t));
+      memcpy(T[j].e, er[j] + (x0 - base[j]) - TH, TH * sizeof(int32_t));
       if (x1 - x0 == C) {
         jf0 = j < jf0 ? j : jf0;
         jf1 = j;
@@ -661,13 +550,13 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
     for (int j = jlo; j <= jhi; j++) {
       const int64_t x0 = xs0[j], x1 = xs1[j], n = x1 - x0;
       int32_t *const r = er[j];
-      if (j < g - D && x1 + PAD - k->base[j] > ER) {
+      if (j < g - D && x1 + PAD - base[j] > ER) {
         /* slide: keep the last KEEP columns before this chunk */
         const int64_t nb = x0 - KEEP;
-        memmove(r, r + (nb - k->base[j]), (size_t)(x0 - nb) * sizeof(int32_t));
-        k->base[j] = nb;
+        memmove(r, r + (nb - base[j]), (size_t)(x0 - nb) * sizeof(int32_t));
+        base[j] = nb;
       }
-      const int64_t rb = k->base[j];
+      const int64_t rb = base[j];
       if (n == C) /* the usual case, with a size the compiler inlines */
         memcpy(r + (x0 - rb), T[j].e + TH, C * sizeof(int32_t));
       else
@@ -693,7 +582,6 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
      * from a reader on another core */
     if ((s + 1) % PUB == 0 || s + 1 == steps)
       publish(mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
-    k->moved = true;
     units += jhi - jlo + 1;
     if (units >= PACE_UNITS && (s & 7) == 7) {
       const int64_t now = ht_now_ns();
@@ -709,7 +597,10 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
       units = 0;
     }
   }
-  return BAND_DONE;
+  pc->t_mark = t_mark;
+  pc->waited = waited;
+  pc->units = units;
+  return true;
 }
 
 /* Instances: the footprints of the built-in filters and the largest one
@@ -718,13 +609,13 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define WF_AVX2 1
 #define AVX2_INSTANCE(L, R, D)                                                                     \
-  __attribute__((target("avx2"))) static int band_##L##R##D##_b_avx2(wf *W, int me, int *kid)      \
+  __attribute__((target("avx2"))) static bool band_##L##R##D##_b_avx2(wf *W, int me, const band *B)      \
   {                                                                                                \
-    return run_band(L, R, D, true, W, me, kid);                                                    \
+    return run_band(L, R, D, true, W, me, B);                                                      \
   }                                                                                                \
-  __attribute__((target("avx2"))) static int band_##L##R##D##_m_avx2(wf *W, int me, int *kid)      \
+  __attribute__((target("avx2"))) static bool band_##L##R##D##_m_avx2(wf *W, int me, const band *B)      \
   {                                                                                                \
-    return run_band(L, R, D, false, W, me, kid);                                                   \
+    return run_band(L, R, D, false, W, me, B);                                                     \
   }
 #define AVX2_FNS(L, R, D) { band_##L##R##D##_m_avx2, band_##L##R##D##_b_avx2 }
 #else
@@ -733,8 +624,8 @@ HT_AI int run_band(const int L, const int R, const int D, const bool binary, wf 
 #define AVX2_FNS(L, R, D) { band_##L##R##D##_m, band_##L##R##D##_b }
 #endif
 #define INSTANCE(L, R, D)                                                                       \
-  static int band_##L##R##D##_b(wf *W, int me, int *kid) { return run_band(L, R, D, true, W, me, kid); }  \
-  static int band_##L##R##D##_m(wf *W, int me, int *kid) { return run_band(L, R, D, false, W, me, kid); } \
+  static bool band_##L##R##D##_b(wf *W, int me, const band *B) { return run_band(L, R, D, true, W, me, B); }  \
+  static bool band_##L##R##D##_m(wf *W, int me, const band *B) { return run_band(L, R, D, false, W, me, B); } \
   AVX2_INSTANCE(L, R, D)
 INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite          */
 INSTANCE(2, 2, 1) /* Burkes, Sierra-2                      */
@@ -769,39 +660,74 @@ typedef struct {
   pthread_t tid;
 } worker;
 
+/* Rows for the next band of thread `me`: in proportion to its pace
+ * (bg for the fastest thread), so that every band does a step in about
+ * the same time whichever core runs it (see the top of this file). */
+static int band_rows(const wf *W, int me)
+{
+#ifdef HT_WF_HEIGHT_TEST /* tests: bands of any height the tiles allow */
+  const uint64_t r = (uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u + (uint64_t)me;
+  (void)W;
+  return BG_MIN + (int)((r >> 40) % (uint64_t)(G - BG_MIN + 1));
+#else
+  const uint32_t mine = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
+  uint32_t best = 0;
+  for (int t = 0; t < W->T; t++) {
+    const uint32_t p = atomic_load_explicit(&W->pace[t].ns16, memory_order_relaxed);
+    if (p && (!best || p < best))
+      best = p;
+  }
+  if (!mine || !best)
+    return W->bg; /* not measured yet */
+  const int g = (int)(((uint64_t)W->bg * best + mine / 2) / mine);
+  return g < W->gmin ? W->gmin : g > W->bg ? W->bg : g;
+#endif
+}
+
+/* Takes the next band; false when none is left. Bands are numbered in
+ * order and stacked: each starts below the one taken before it. */
+static bool take_band(wf *W, int me, band *B)
+{
+  const int want = band_rows(W, me);
+  uint64_t t = atomic_load_explicit(&W->ticket, memory_order_relaxed);
+  for (;;) {
+    const int64_t b = (int64_t)(t >> 33), y0 = (int64_t)((t >> 8) & 0x1ffffff);
+    if (y0 >= W->h)
+      return false;
+    const int g = (int)(W->h - y0 < want ? W->h - y0 : want);
+    const uint64_t next = ((uint64_t)(b + 1) << 33) | ((uint64_t)(y0 + g) << 8) | (uint64_t)g;
+    if (atomic_compare_exchange_weak_explicit(&W->ticket, &t, next, memory_order_relaxed, memory_order_relaxed)) {
+      B->b = b;
+      B->y0 = y0;
+      B->g = g;
+      B->gprev = b > 0 ? (int)(t & 0xff) : g;
+#ifdef HT_WF_HEIGHT_TEST
+      if (g != W->bg && y0 + g < W->h)
+        atomic_fetch_add_explicit(&ht_wf_test_short_bands, 1, memory_order_relaxed);
+#endif
+      return true;
+    }
+  }
+}
+
 static void work(wf *W, int me)
 {
 #ifdef HT_WF_STATS
   const int64_t t_start = ht_now_ns();
   W->st[me].cpu0 = sched_getcpu();
 #endif
-  int kid = me; /* the kit this thread works at; changes with swaps */
-  for (;;) {
-    kit *k = &W->kits[kid];
-    if (k->b < 0) {
-      const int64_t b = atomic_fetch_add_explicit(&W->next_band, 1, memory_order_relaxed);
-      if (b >= W->nbands || ht_job_cancelled(W->job))
-        break;
-      k->b = b;
-      k->s = 0;
-      k->jlo = 0;
-      k->jhi = -1;
-      k->seen = 0;
-      k->moved = true;
-    }
-    const int r = W->band(W, me, &kid);
-    if (r == BAND_CANCEL)
+  W->pace[me].t_mark = ht_now_ns();
+  band B;
+  while (!ht_job_cancelled(W->job) && take_band(W, me, &B)) {
+    if (!W->band(W, me, &B))
       break;
-    if (r == BAND_SWAP)
-      continue;
-    const int64_t b = k->b;
-    k->b = -1;
 #ifdef HT_WF_STATS
     W->st[me].bands++;
+    W->st[me].rows += B.g;
 #endif
     /* only the calling thread reports progress (and may cancel); bands
-     * finish in order, so b + 1 bands are done */
-    if (me == 0 && !ht_job_tick(W->job, (b + 1) * W->bg < W->h ? (b + 1) * W->bg : W->h, W->h))
+     * finish in order, so every row above this band's end is done */
+    if (me == 0 && !ht_job_tick(W->job, B.y0 + B.g, W->h))
       break;
   }
 #ifdef HT_WF_STATS
@@ -831,22 +757,23 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.h = rows->height;
   W.nchunks = (W.w + C - 1) / C;
   int T = job->threads < 1 ? 1 : job->threads > MAX_THREADS ? MAX_THREADS : job->threads;
-  /* Band height: G rows for the most interleaved chains, unless that
-   * makes the chain of bands the bottleneck. A band can start about
-   * bg + 1 chunk steps after the one above, and its thread needs about
-   * w / C of them for a band: with T bands in flight, the chain costs
-   * little while T * (bg + 1) * C <= w / 2. Below 8 rows, though, a
+  /* Band height: at most bg rows, G for the most interleaved chains,
+   * unless that makes the chain of bands the bottleneck. A band can start
+   * about bg + 1 chunk steps after the one above, and its thread needs
+   * about w / C of them for a band: with T bands in flight, the chain
+   * leaves slack while T * (bg + 1) * C <= w. Below 8 rows, though, a
    * thread loses half its interleaved chains, which costs more than the
    * chain of bands: 8 rows stay while T * 9 * C <= w (measured: 1K, 2
    * threads, 0.92 against 1.16 ms with 4 rows; 8K, 16 threads on the GPU
-   * host, 16.1-17.9 against 20.8-21.0 ms; 16 rows instead of 8 at 2K, 2
-   * threads, where they would need the whole row: 3.9-5.0 against 3.7). */
+   * host, 16.1-17.9 against 20.8-21.0 ms). The slower threads take
+   * bands of down to bg / 2 rows (band_rows). */
   W.bg = G;
-  while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C * (W.bg > 8 ? 2 : 1) > W.w)
+  while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C > W.w)
     W.bg /= 2;
-  W.nbands = (W.h + W.bg - 1) / W.bg;
-  if (T > W.nbands)
-    T = (int)W.nbands; /* a thread without a band would only wait */
+  W.gmin = W.bg / 2 > BG_MIN ? W.bg / 2 : BG_MIN;
+  const int64_t nbands = (W.h + W.gmin - 1) / W.gmin;
+  if (T > nbands)
+    T = (int)nbands; /* a thread without a band would only wait */
   size_t inst = 0;
   while (inst + 1 < sizeof instances / sizeof instances[0] &&
          (f->reach_left > instances[inst].l || f->reach_right > instances[inst].r ||
@@ -876,27 +803,24 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     /* calloc aligns to 16 bytes only: take one slot more and round up, so
      * that every counter has its own cache line */
     W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
-    W.kits_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.kits);
     W.pace_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.pace);
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
-    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.kits_mem && W.pace_mem && workers) || T == 1)
+    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.pace_mem && workers) || T == 1)
       break;
     free(W.e);
     free(W.slide);
     free(W.tiles_mem);
     free(W.prog_mem);
-    free(W.kits_mem);
     free(W.pace_mem);
     free(workers);
     T /= 2;
   }
   W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
   W.tiles = W.tiles_mem ? (tile *)(((uintptr_t)W.tiles_mem + 63) & ~(uintptr_t)63) : NULL;
-  W.kits = W.kits_mem ? (kit *)(((uintptr_t)W.kits_mem + 63) & ~(uintptr_t)63) : NULL;
   W.pace = W.pace_mem ? (pace *)(((uintptr_t)W.pace_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
-  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.kits || !W.pace || !workers || !lt_ok) {
+  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.pace || !workers || !lt_ok) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -909,8 +833,6 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     atomic_init(&W.prog[inited].v, 0);
     atomic_init(&W.prog[inited].sleepers, 0);
     atomic_init(&W.prog[inited].polling, 0);
-    atomic_init(&W.prog[inited].req, 0);
-    atomic_init(&W.prog[inited].owner, -1);
     if (pthread_mutex_init(&W.prog[inited].lock, NULL) != 0)
       break;
     if (!ca_ok || pthread_cond_init(&W.prog[inited].wake, &ca) != 0) {
@@ -929,15 +851,10 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 
   /* Start the helpers; if one cannot be created, run with those that
    * were (the band assignment is fixed only once `go` is set). */
-  for (int t = 0; t < T; t++) {
-    W.kits[t].b = -1;
+  for (int t = 0; t < T; t++)
     atomic_init(&W.pace[t].ns16, 0);
-  }
-#ifdef HT_WF_STATS
-  atomic_init(&W.swaps, 0);
-#endif
   atomic_init(&W.go, 0);
-  atomic_init(&W.next_band, 0);
+  atomic_init(&W.ticket, 0);
   int started = 1;
   for (int t = 1; t < T; t++) {
     workers[t].W = &W;
@@ -954,12 +871,11 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     pthread_join(workers[t].tid, NULL);
   if (ht_job_cancelled(job))
     st = HT_ERR_CANCELLED;
-#ifdef HT_WF_STATS /* bench builds: how often bands changed threads */
-  fprintf(stderr, "wavefront: %d threads, %lld bands, %lld swaps\n", W.T, (long long)W.nbands,
-          (long long)atomic_load(&W.swaps));
+#ifdef HT_WF_STATS /* bench builds: where each thread's time went */
+  fprintf(stderr, "wavefront: %d threads, %lld bands\n", W.T, (long long)(atomic_load(&W.ticket) >> 33));
   for (int t = 0; t < W.T; t++)
-    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u\n",
-            t, W.st[t].cpu0, W.st[t].cpu1, (long long)W.st[t].bands, (double)W.st[t].run_ns / 1e6,
+    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u\n",
+            t, W.st[t].cpu0, W.st[t].cpu1, (long long)W.st[t].bands, (long long)W.st[t].rows, (double)W.st[t].run_ns / 1e6,
             (double)W.st[t].wait_ns / 1e6, (long long)W.st[t].waits, (double)W.st[t].block_ns / 1e6,
             (long long)W.st[t].blocks, atomic_load(&W.pace[t].ns16));
 #endif
@@ -973,7 +889,6 @@ out:
   free(W.zero);
   free(W.tiles_mem);
   free(W.prog_mem);
-  free(W.kits_mem);
   free(W.pace_mem);
   free(workers);
   ht_level_table_free(&W.lt);

@@ -4,16 +4,16 @@
  * photograph. core/ed.c is the ground truth (its own correctness is
  * checked against an independent loop in test-reference.c).
  *
- * Built a second time against the library whose wavefront hands bands
- * between threads at every wait (HT_WF_SWAP_TEST): then it also checks
- * that such hand-overs happened.
+ * Built a second time against the library whose wavefront gives its
+ * bands random heights (HT_WF_HEIGHT_TEST): then it also checks that
+ * bands of other than the usual height were taken.
  *
  * usage: test-equivalence PHOTO.pgm [shapes|photo|random]  */
 #include "common.h"
 
-#ifdef HT_WF_SWAP_TEST
+#ifdef HT_WF_HEIGHT_TEST
 #include <stdatomic.h>
-extern _Atomic long long ht_wf_test_swaps; /* core/wavefront.c, test builds */
+extern _Atomic long long ht_wf_test_short_bands; /* core/wavefront.c, test builds */
 #endif
 
 static const char *const customs[] = {
@@ -212,9 +212,9 @@ int main(int argc, char **argv)
     run_photo(ctx, argv[1]);
   if (!strcmp(part, "all") || !strcmp(part, "random"))
     run_random(ctx);
-#ifdef HT_WF_SWAP_TEST
-  CHECK(atomic_load(&ht_wf_test_swaps) > 0, "the swap-test wavefront never handed a band to another thread");
-  printf("bands handed between threads: %lld\n", (long long)atomic_load(&ht_wf_test_swaps));
+#ifdef HT_WF_HEIGHT_TEST
+  CHECK(atomic_load(&ht_wf_test_short_bands) > 0, "the height-test wavefront never took a band of another height");
+  printf("bands of another height: %lld\n", (long long)atomic_load(&ht_wf_test_short_bands));
 #endif
   ht_context_free(ctx);
   return test_finish("test-equivalence");
