@@ -19,7 +19,7 @@
  *    of a band follow rows of their own band.
  *  - A band can go no faster than the band above, and the cores of a
  *    virtual machine need not be equally fast: under full load the GPU
- *    host runs the same code up to 2x slower on some vCPUs than on
+ *    host runs the same code up to 2.3x slower on some vCPUs than on
  *    others. Bands of equal height would make the whole chain run at the
  *    pace of its slowest thread (BENCHMARKS.md). So a band's height is
  *    chosen when a thread takes it, in proportion to that thread's recent
