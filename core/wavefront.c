@@ -114,6 +114,7 @@
 
 #define BG_MIN 4  /* fewest rows per band but the last                    */
 _Static_assert(BG_MIN > HT_FILTER_MAX_DOWN, "a band must cover the filter's rows");
+_Static_assert(G < 256, "the ticket holds a band's height in 8 bits");
 _Static_assert(C > HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1, "a chunk must exceed the delay");
 
 typedef struct {
@@ -229,7 +230,7 @@ static inline void cpu_relax(void)
 #ifdef HT_WF_HEIGHT_TEST
 /* Test builds only: bands taken of other than bg rows, so that the
  * test can tell that heights varied. */
-_Atomic long long ht_wf_test_short_bands;
+_Atomic long long ht_wf_test_other_heights;
 #endif
 
 /* Waits until band `b` has published `need` steps; false when the run
@@ -703,7 +704,7 @@ static bool take_band(wf *W, int me, band *B)
       B->gprev = b > 0 ? (int)(t & 0xff) : g;
 #ifdef HT_WF_HEIGHT_TEST
       if (g != W->bg && y0 + g < W->h)
-        atomic_fetch_add_explicit(&ht_wf_test_short_bands, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ht_wf_test_other_heights, 1, memory_order_relaxed);
 #endif
       return true;
     }
