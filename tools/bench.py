@@ -25,6 +25,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -485,13 +486,25 @@ def main():
             section = "cpu-scaling"
             # Rounds: the whole sweep again, keeping each cell's best, so that a
             # slow spell of a shared machine does not land on one thread count.
-            best = {}
+            # The machine's own ceiling (below) is measured in each round right
+            # after the wavefront at the same thread count, so that the two are
+            # compared under the same conditions: on the GPU host the ceiling
+            # itself drifts by 15% within minutes.
+            csize = max(sizes)
+            creps = 3 if csize >= 8192 else 10
+            window = 4 if csize >= 8192 else 2
+            best, pairs = {}, {}
             for _ in range(args.rounds):
                 for t in threads:
                     for s in sizes:
                         ms = bench.core_bench(s, "wavefront", t)
                         if ms is not None and (best.get((t, s)) is None or ms < best[(t, s)]):
                             best[(t, s)] = ms
+                        if s == csize:
+                            wf_ms = ms
+                    r = bench.ceiling_rate(csize, t, window)
+                    if r and wf_ms:
+                        pairs.setdefault(t, []).append((r, 1000.0 / wf_ms))
             rows = [("wavefront", "wavefront", t, {s: best.get((t, s)) for s in sizes}) for t in threads]
             lines += ["Wavefront (threaded k-delay scan, Sec. III), Floyd–Steinberg, 8-bit in, 1-bit out; "
                       "halftoning alone (`halftone --bench`), minimum over runs%s." %
@@ -511,27 +524,27 @@ def main():
             # wavefront's T threads. Images per second compares them without
             # a 1-thread baseline, which on a VM whose cores differ depends
             # on where it lands.
-            csize = max(sizes)
-            creps = 3 if csize >= 8192 else 10
-            window = 4 if csize >= 8192 else 2
-
-            def ceiling_best(t):
-                rates = [r for r in (bench.ceiling_rate(csize, t, window) for _ in range(args.rounds)) if r]
-                return max(rates) if rates else None
-            rate = {t: ceiling_best(t) for t in threads}
             lines += ["", "The machine's ceiling at %s²: T threads that share nothing, each halftoning the whole "
-                      "image on its own, all busy for the same %d s (`ht-throughput IMAGE T %d`, best of the "
-                      "rounds): images per second of all of them together. A threaded wavefront cannot go "
-                      "beyond it; the last column is the wavefront's images per second over it." % (
-                          size_label(csize), window, window), "",
+                      "image on its own, all busy for the same %d s (`ht-throughput IMAGE T %d`): images per "
+                      "second of all of them together. A threaded wavefront cannot go beyond it. In each round "
+                      "it was measured right after the wavefront's T threads; the table gives the median of the "
+                      "rounds for the ceiling, the wavefront's best, and the median (and range) of the rounds' "
+                      "ratios, wavefront over ceiling." % (size_label(csize), window, window), "",
                       "| T | T independent threads, images/s | over one thread | wavefront, T threads, images/s "
                       "| wavefront / ceiling |", "|---|---|---|---|---|"]
+            rate = {t: statistics.median(r for r, _ in pairs[t]) for t in threads if pairs.get(t)}
             for t in threads:
                 r, wf_ms = rate.get(t), best.get((t, csize))
                 wf_rate = 1000.0 / wf_ms if wf_ms else None
+                ratios = sorted(w / c for c, w in pairs.get(t, []))
+                share = "—"
+                if ratios:
+                    share = "%.0f%%" % (100 * statistics.median(ratios))
+                    if len(ratios) > 1:
+                        share += " (%.0f–%.0f%%)" % (100 * ratios[0], 100 * ratios[-1])
                 lines.append("| %d | %s | %s | %s | %s |" % (
                     t, "%.2f" % r if r else "—", "%.2f×" % (r / rate[1]) if r and rate.get(1) else "—",
-                    "%.2f" % wf_rate if wf_rate else "—", "%.0f%%" % (100 * wf_rate / r) if r and wf_rate else "—"))
+                    "%.2f" % wf_rate if wf_rate else "—", share))
             # how fast each core is on its own
             cpus = sorted(os.sched_getaffinity(0))
             pin = {c: bench.pinned_ms(csize, c, creps) for c in cpus}
