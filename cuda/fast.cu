@@ -272,7 +272,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
         if (real[dy - 1] && !word_is(nxt[slot][dy - 1], ebase)) {
           /* A word that never comes would hang the GPU: after seconds
            * (no band waits that long for the one above) the launch is
-           * marked failed and the host redoes or reports it. */
+           * marked failed and the host reports it. */
           const unsigned long long t0 = globaltimer();
           do {
             nxt[slot][dy - 1] = ld_word(vrow[dy - 1] + gbase + voff[dy - 1]);
@@ -282,6 +282,11 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
 #endif
             if (globaltimer() - t0 > 4000000000ull) {
               *(volatile int *)fault = 1;
+              /* the band's result is void now: no more waits, so that
+               * the launch ends in seconds, not seconds per step */
+#pragma unroll
+              for (int d2 = 0; d2 < D; d2++)
+                vlane[d2] = false;
               break;
             }
           } while (!word_is(nxt[slot][dy - 1], ebase));

@@ -93,7 +93,8 @@ struct ctx_err {
   }
 };
 
-bool fail_alloc_simulated() { const char *s = getenv("HT_CUDA_FAIL_ALLOC"); return s && *s && strcmp(s, "0") != 0; }
+bool env_set(const char *name) { const char *s = getenv(name); return s && *s && strcmp(s, "0") != 0; }
+bool fail_alloc_simulated() { return env_set("HT_CUDA_FAIL_ALLOC"); }
 
 size_t roundup(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
@@ -409,6 +410,31 @@ void release_kernel(dev *d)
 
 /* ------------------------------------------------------------- gpu-fast */
 
+/* The fast kernel's fault flag (host-mapped), cleared, and its device
+ * address in *fault_dev. */
+bool arm_fault(dev *d, ctx_err &ce, int **fault_dev)
+{
+  if (!grow_host(ce, (void **)&d->h_fault, &d->h_fault_n, sizeof(int), cudaHostAllocMapped, "the fault flag") ||
+      !ce.check(cudaHostGetDevicePointer((void **)fault_dev, d->h_fault, 0), "cudaHostGetDevicePointer"))
+    return false;
+  *(volatile int *)d->h_fault = 0;
+  return true;
+}
+
+/* Whether a band of the fast kernel gave up waiting (the flag is set
+ * before the band's done flag, so a finished stripe shows it); then
+ * the message and the error. HT_CUDA_FAIL_WAIT tests this path: the
+ * rows carried into the second chunk are wiped, so its first band waits
+ * for words that never come. */
+bool faulted(dev *d, ctx_err &ce)
+{
+  if (!*(volatile int *)d->h_fault)
+    return false;
+  say(ce.msg, ce.n, "%s%s", HT_FAST_FAULT_MSG, env_set("HT_CUDA_FAIL_WAIT") ? " (simulated by HT_CUDA_FAIL_WAIT)" : "");
+  ce.err = cudaErrorUnknown;
+  return true;
+}
+
 int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, size_t msg_size)
 {
   ctx_err ce{ msg, msg_size };
@@ -457,15 +483,13 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
                  "the band flags") ||
       !grow_host(ce, (void **)&d->h_vals, &d->h_vals_n, (size_t)(max_stripes + 1) * sizeof(int),
                  cudaHostAllocDefault, "the stripe flags") ||
-      !grow_host(ce, (void **)&d->h_fault, &d->h_fault_n, sizeof(int), cudaHostAllocMapped, "the fault flag") ||
       !ensure_staging(d, ce, pl, (int)S))
     return status_of(ce);
   unsigned *done_dev = nullptr;
   int *fault_dev = nullptr;
   if (!ce.check(cudaHostGetDevicePointer((void **)&done_dev, d->h_done, 0), "cudaHostGetDevicePointer") ||
-      !ce.check(cudaHostGetDevicePointer((void **)&fault_dev, d->h_fault, 0), "cudaHostGetDevicePointer"))
+      !arm_fault(d, ce, &fault_dev))
     return status_of(ce);
-  *(volatile int *)d->h_fault = 0;
 
   ht_fast_params p;
   memset(&p, 0, sizeof p);
@@ -504,6 +528,9 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
     if (!next_wtag(d, ce, y0 > 0 ? (size_t)D * bound_row : 0))
       goto fail;
     p.wtag = d->wtag;
+    if (y0 > 0 && y0 <= C && env_set("HT_CUDA_FAIL_WAIT") && /* see faulted() */
+        !ce.check(cudaMemsetAsync(d->d_bound, 0, (size_t)D * bound_row * sizeof(unsigned), d->comp), "cudaMemsetAsync"))
+      goto fail;
     if (!ce.check(cudaMemsetAsync(d->d_ticket, 0, sizeof(int), d->comp), "cudaMemsetAsync") ||
         !ce.check(cudaMemsetAsync(d->d_ready, 0, sizeof(int), d->comp), "cudaMemsetAsync") ||
         !ce.check(cudaEventRecord(d->ev_reset, d->comp), "event") ||
@@ -534,6 +561,8 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
           busy = true;
         }
         if (down < up && down - stored < NSLOT && stripe_done(down)) {
+          if (faulted(d, ce)) /* before any of its rows reach the caller */
+            goto fail;
           const unsigned char *src = d->d_out + (size_t)down * (size_t)S * pl.out_pitch;
           if (!download_rows(d, ce, pl, y0 + (int64_t)down * S, rows_of(down), src, down % NSLOT))
             goto fail;
@@ -570,13 +599,8 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
         }
       }
     }
-    if (!ce.check(cudaStreamSynchronize(d->comp), "the kernel"))
+    if (!ce.check(cudaStreamSynchronize(d->comp), "the kernel") || faulted(d, ce))
       goto fail;
-    if (*(volatile int *)d->h_fault) {
-      say(msg, msg_size, "%s", HT_FAST_FAULT_MSG);
-      ce.err = cudaErrorUnknown;
-      goto fail;
-    }
     if (y0 + C < H) {
       /* carry the last error rows into slot 0 for the next chunk */
       if (!ce.check(cudaMemcpyAsync(d->d_bound, d->d_bound + (size_t)nbands * (size_t)D * bound_row,
@@ -867,7 +891,6 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
   if (variant == HT_CUDA_VARIANT_FAST &&
       (!grow_dev(ce, (void **)&d->d_bound, &d->d_bound_size,
                  (size_t)(Hpad / 32 + 1) * (size_t)D * bound_row * sizeof(unsigned), true, "the band boundaries") ||
-       !grow_host(ce, (void **)&d->h_fault, &d->h_fault_n, sizeof(int), cudaHostAllocMapped, "the fault flag") ||
        !grow_host(ce, (void **)&d->h_done, &d->h_done_n, (size_t)(Hpad / 32) * sizeof(unsigned),
                   cudaHostAllocMapped, "the band flags")))
     return status_of(ce);
@@ -882,10 +905,9 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
     if (variant == HT_CUDA_VARIANT_FAST) {
       const int all = INT_MAX;
       if (!ce.check(cudaHostGetDevicePointer((void **)&done_dev, d->h_done, 0), "cudaHostGetDevicePointer") ||
-          !ce.check(cudaHostGetDevicePointer((void **)&fp.fault, d->h_fault, 0), "cudaHostGetDevicePointer") ||
+          !arm_fault(d, ce, &fp.fault) ||
           !ce.check(cudaMemcpy(d->d_ready, &all, sizeof all, cudaMemcpyHostToDevice), "flag"))
         goto out;
-      *(volatile int *)d->h_fault = 0;
       fp.in = d->d_in;
       fp.in_pitch = in_pitch;
       fp.in_bits = 8;
@@ -939,11 +961,8 @@ int m_bench_kernel(void *p, int variant, const ht_cuda_filter *f, const uint8_t 
       t.push_back(el);
     }
     *ms = median(t);
-    if (variant == HT_CUDA_VARIANT_FAST && *(volatile int *)d->h_fault) {
-      say(msg, n, "%s", HT_FAST_FAULT_MSG);
-      ce.err = cudaErrorUnknown;
+    if (variant == HT_CUDA_VARIANT_FAST && faulted(d, ce))
       goto out;
-    }
     if (variant == HT_CUDA_VARIANT_FAST && getenv("HT_BENCH_TRACE")) {
       /* one more run with time stamps: where the time goes between bands */
       const int nb = (H + 31) / 32;

@@ -288,6 +288,53 @@ static void part_errors(void)
   ht_context_free(c);
   unsetenv("HT_CUDA_FAIL_ALLOC");
 
+  /* a band that waits for words that never come (simulated: the first
+   * band of the second chunk of 64 rows): cuda -> a clear error within
+   * seconds, never a hang, and no wrong row reaches the caller (the
+   * first chunk's rows may); then the same context works again; auto ->
+   * the exact result on the CPU */
+  setenv("HT_CUDA_FAIL_WAIT", "1", 1);
+  setenv("HT_CUDA_STRIPE_ROWS", "32", 1);
+  setenv("HT_CUDA_CHUNK_ROWS", "64", 1);
+  c = ht_context_new();
+  ht_context_set_backend(c, HT_BACKEND_CUDA);
+  p.variant = HT_VARIANT_GPU_FAST;
+  memset(out.mem, 0x33, (size_t)(w * h));
+  ht_status s2 = ht_run(c, &in.im, &out.im, &p);
+  CHECK(s2 == HT_ERR_GPU, "lost word: status %d (%s)", (int)s2, ht_context_message(c));
+  CHECK(strstr(ht_context_message(c), "HT_CUDA_FAIL_WAIT") != NULL, "message: %s", ht_context_message(c));
+  int64_t rows_kept = 0;
+  for (int64_t y = 0; y < h; y++) {
+    const uint8_t *r = out.mem + (size_t)(y * w), *e = ref.mem + (size_t)(y * w);
+    bool untouched = true;
+    for (int64_t x = 0; x < w; x++)
+      untouched = untouched && r[x] == 0x33;
+    CHECK(untouched || memcmp(r, e, (size_t)w) == 0, "a failed GPU run wrote a wrong row %lld", (long long)y);
+    rows_kept += !untouched;
+  }
+  CHECK(rows_kept > 0 && rows_kept < h, "a failed GPU run stored %lld of %lld rows", (long long)rows_kept,
+        (long long)h);
+  unsetenv("HT_CUDA_FAIL_WAIT");
+  s2 = ht_run(c, &in.im, &out.im, &p);
+  CHECK(s2 == HT_OK && memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "run after a lost word: %s",
+        ht_context_message(c));
+  ht_context_free(c);
+  setenv("HT_CUDA_FAIL_WAIT", "1", 1);
+  p.variant = HT_VARIANT_AUTO;
+  notices = 0;
+  c = ht_context_new();
+  ht_context_set_notice(c, on_notice, NULL);
+  memset(out.mem, 0x33, (size_t)(w * h));
+  s2 = ht_run(c, &in.im, &out.im, &p);
+  CHECK(s2 == HT_OK, "auto with a lost word: %s", ht_context_message(c));
+  CHECK(notices == 1 && strstr(notice_text, "HT_CUDA_FAIL_WAIT"), "notice: %d, \"%s\"", notices, notice_text);
+  CHECK(ht_context_last_backend(c) == HT_BACKEND_CPU, "not on the CPU");
+  CHECK(memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "fallback output differs");
+  ht_context_free(c);
+  unsetenv("HT_CUDA_FAIL_WAIT");
+  unsetenv("HT_CUDA_STRIPE_ROWS");
+  unsetenv("HT_CUDA_CHUNK_ROWS");
+
   /* cancel between stripes, then the same context still works */
   setenv("HT_CUDA_STRIPE_ROWS", "32", 1);
   c = ht_context_new();
