@@ -775,6 +775,13 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   const int64_t nbands = (W.h + W.gmin - 1) / W.gmin;
   if (T > nbands)
     T = (int)nbands; /* a thread without a band would only wait */
+  /* Nor can more bands be in flight than the width holds: a band lasts
+   * about nchunks + bg steps and the next starts bg + 1 steps after it.
+   * A thread beyond that would only wait, and cost its start (at 1K on
+   * the 16-vCPU GPU host, 16 threads took longer than 8). */
+  const int64_t in_flight = (W.nchunks + W.bg) / (W.bg + 1);
+  if (T > in_flight)
+    T = in_flight > 1 ? (int)in_flight : 1;
   size_t inst = 0;
   while (inst + 1 < sizeof instances / sizeof instances[0] &&
          (f->reach_left > instances[inst].l || f->reach_right > instances[inst].r ||
