@@ -249,6 +249,26 @@ static bool cancel_at_second(double f, void *u)
   return ++ticks < 2;
 }
 
+/* Backend auto, with the GPU failing as `knob` makes it: the exact
+ * result on the CPU, and one notice that names the failure. */
+static void auto_falls_back(const img *in, img *out, const img *ref, const char *knob)
+{
+  const size_t n = (size_t)(in->im.width * in->im.height);
+  ht_params p;
+  ht_params_init(&p);
+  p.variant = HT_VARIANT_AUTO;
+  notices = 0;
+  ht_context *c = ht_context_new();
+  ht_context_set_notice(c, on_notice, NULL);
+  memset(out->mem, 0x33, n);
+  ht_status s = ht_run(c, &in->im, &out->im, &p);
+  CHECK(s == HT_OK, "auto with %s: %s", knob, ht_context_message(c));
+  CHECK(notices == 1 && strstr(notice_text, knob), "notice: %d, \"%s\"", notices, notice_text);
+  CHECK(ht_context_last_backend(c) == HT_BACKEND_CPU, "%s: not on the CPU", knob);
+  CHECK(memcmp(out->mem, ref->mem, n) == 0, "%s: fallback output differs", knob);
+  ht_context_free(c);
+}
+
 static void part_errors(void)
 {
   const int64_t w = 400, h = 300;
@@ -276,16 +296,7 @@ static void part_errors(void)
     CHECK(untouched, "a failed GPU run wrote output");
     ht_context_free(c);
   }
-  /* auto -> falls back with a notice and the exact result */
-  p.variant = HT_VARIANT_AUTO;
-  ht_context *c = ht_context_new();
-  ht_context_set_notice(c, on_notice, NULL);
-  ht_status s = ht_run(c, &in.im, &out.im, &p);
-  CHECK(s == HT_OK, "auto with failing allocation: %s", ht_context_message(c));
-  CHECK(notices == 1 && strstr(notice_text, "HT_CUDA_FAIL_ALLOC"), "notice: %d, \"%s\"", notices, notice_text);
-  CHECK(ht_context_last_backend(c) == HT_BACKEND_CPU, "not on the CPU");
-  CHECK(memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "fallback output differs");
-  ht_context_free(c);
+  auto_falls_back(&in, &out, &ref, "HT_CUDA_FAIL_ALLOC");
   unsetenv("HT_CUDA_FAIL_ALLOC");
 
   /* a band that waits for words that never come (simulated: the first
@@ -296,12 +307,12 @@ static void part_errors(void)
   setenv("HT_CUDA_FAIL_WAIT", "1", 1);
   setenv("HT_CUDA_STRIPE_ROWS", "32", 1);
   setenv("HT_CUDA_CHUNK_ROWS", "64", 1);
-  c = ht_context_new();
+  ht_context *c = ht_context_new();
   ht_context_set_backend(c, HT_BACKEND_CUDA);
   p.variant = HT_VARIANT_GPU_FAST;
   memset(out.mem, 0x33, (size_t)(w * h));
-  ht_status s2 = ht_run(c, &in.im, &out.im, &p);
-  CHECK(s2 == HT_ERR_GPU, "lost word: status %d (%s)", (int)s2, ht_context_message(c));
+  ht_status s = ht_run(c, &in.im, &out.im, &p);
+  CHECK(s == HT_ERR_GPU, "lost word: status %d (%s)", (int)s, ht_context_message(c));
   CHECK(strstr(ht_context_message(c), "HT_CUDA_FAIL_WAIT") != NULL, "message: %s", ht_context_message(c));
   int64_t rows_kept = 0;
   for (int64_t y = 0; y < h; y++) {
@@ -315,22 +326,12 @@ static void part_errors(void)
   CHECK(rows_kept > 0 && rows_kept < h, "a failed GPU run stored %lld of %lld rows", (long long)rows_kept,
         (long long)h);
   unsetenv("HT_CUDA_FAIL_WAIT");
-  s2 = ht_run(c, &in.im, &out.im, &p);
-  CHECK(s2 == HT_OK && memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "run after a lost word: %s",
+  s = ht_run(c, &in.im, &out.im, &p);
+  CHECK(s == HT_OK && memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "run after a lost word: %s",
         ht_context_message(c));
   ht_context_free(c);
   setenv("HT_CUDA_FAIL_WAIT", "1", 1);
-  p.variant = HT_VARIANT_AUTO;
-  notices = 0;
-  c = ht_context_new();
-  ht_context_set_notice(c, on_notice, NULL);
-  memset(out.mem, 0x33, (size_t)(w * h));
-  s2 = ht_run(c, &in.im, &out.im, &p);
-  CHECK(s2 == HT_OK, "auto with a lost word: %s", ht_context_message(c));
-  CHECK(notices == 1 && strstr(notice_text, "HT_CUDA_FAIL_WAIT"), "notice: %d, \"%s\"", notices, notice_text);
-  CHECK(ht_context_last_backend(c) == HT_BACKEND_CPU, "not on the CPU");
-  CHECK(memcmp(out.mem, ref.mem, (size_t)(w * h)) == 0, "fallback output differs");
-  ht_context_free(c);
+  auto_falls_back(&in, &out, &ref, "HT_CUDA_FAIL_WAIT");
   unsetenv("HT_CUDA_FAIL_WAIT");
   unsetenv("HT_CUDA_STRIPE_ROWS");
   unsetenv("HT_CUDA_CHUNK_ROWS");
