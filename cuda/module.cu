@@ -528,7 +528,7 @@ int run_fast(dev *d, const ht_cuda_filter *f, const ht_cuda_io *io, char *msg, s
     if (!next_wtag(d, ce, y0 > 0 ? (size_t)D * bound_row : 0))
       goto fail;
     p.wtag = d->wtag;
-    if (y0 > 0 && y0 <= C && env_set("HT_CUDA_FAIL_WAIT") && /* see faulted() */
+    if (y0 == C && env_set("HT_CUDA_FAIL_WAIT") && /* see faulted() */
         !ce.check(cudaMemsetAsync(d->d_bound, 0, (size_t)D * bound_row * sizeof(unsigned), d->comp), "cudaMemsetAsync"))
       goto fail;
     if (!ce.check(cudaMemsetAsync(d->d_ticket, 0, sizeof(int), d->comp), "cudaMemsetAsync") ||

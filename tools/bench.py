@@ -489,7 +489,7 @@ def main():
             # The machine's own ceiling (below) is measured in each round right
             # after the wavefront at the same thread count, so that the two are
             # compared under the same conditions: on the GPU host the ceiling
-            # itself drifts by 15% within minutes.
+            # itself drifted by up to 16% within minutes.
             csize = max(sizes)
             creps = 3 if csize >= 8192 else 10
             window = 4 if csize >= 8192 else 2
