@@ -17,9 +17,11 @@
  * machine half idle.)
  *
  * The threads read the input as `halftone` does: an 8-bit gray PGM as
- * the mapped file itself. On the 16-vCPU GPU host, 16 threads ran
- * 10-18% faster on a private copy (HT_THROUGHPUT_COPY=1 makes one), so
- * a copy would flatter the ceiling against the CLI's wavefront.
+ * the mapped file itself, so that the ceiling and the CLI's wavefront
+ * compare like for like. (HT_THROUGHPUT_COPY=1 gives them a private
+ * copy instead; in two rounds on one instance of the 16-vCPU GPU host,
+ * 16 threads did 31.8 and 37.5 images/s on the copy against 29.0 and
+ * 31.8 on the mapped file.)
  */
 #include "halftone.h"
 #include "imageio.h"
