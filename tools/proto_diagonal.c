@@ -2,8 +2,9 @@
  * part of the library (BENCHMARKS.md, eighth session, "A lead: a diagonal
  * kernel").
  *
- *   ht-proto-diagonal --check     bit-exactness on awkward shapes
- *   ht-proto-diagonal [W [H]]     exactness and speed on a W x H image
+ *   ht-proto-diagonal --check          bit-exactness on awkward shapes
+ *   ht-proto-diagonal [W [H]]          exactness and speed on a W x H image
+ *   ht-proto-diagonal --threads T W H  the same with bands on T threads
  *
  * Floyd-Steinberg, binary, one thread. Bands of 16 rows run along a
  * diagonal: in iteration i, row j of the band is at column i - 2j, and
@@ -15,7 +16,9 @@
  * iterations before). Lane 0 of rows 0-7 takes the row above the band
  * from memory; lane 0 of rows 8-15 takes lane 7 of rows 0-7. A band of
  * g rows spans 2(g - 1) columns, where the wavefront's parallelogram
- * needs (g + 1) * 32: the point of the exercise.
+ * needs (g + 1) * 32: the point of the exercise. With threads, a band
+ * follows the band above through a counter of the columns of its last
+ * row that are done, read and published every 32 columns.
  *
  * Every output is compared with ht_run (variant ed), and the speed is
  * printed beside the library's wavefront on one thread. Exits 77 where
@@ -23,6 +26,8 @@
 #include "fixed.h"
 #include "halftone.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +54,8 @@ static double now_s(void)
  * enext gets this band's last row the same way. S: (W + SKEW + 8) * G
  * bytes, M: W + SKEW + 40 masks. out gets 0/1 per pixel. */
 AVX2 static void band(const uint8_t *in, size_t stride, int W, int rows, const int32_t *eprev, int32_t *enext,
-                      uint8_t *S, uint16_t *M, uint8_t *out, size_t ostride)
+                      uint8_t *S, uint16_t *M, uint8_t *out, size_t ostride, _Atomic int *above_done,
+                      _Atomic int *my_done)
 {
   const int N = W + SKEW;
   /* the input along the diagonal: S[i * G + j] = row j, column i - 2j */
@@ -64,12 +70,26 @@ AVX2 static void band(const uint8_t *in, size_t stride, int W, int rows, const i
                 col0 = _mm256_setr_epi32(0, -2, -4, -6, -8, -10, -12, -14),
                 col1 = _mm256_setr_epi32(-16, -18, -20, -22, -24, -26, -28, -30), wv = _mm256_set1_epi32(W),
                 zero = _mm256_setzero_si256();
+  if (above_done) /* column 0 of the row above is read before the loop */
+    while (atomic_load_explicit(above_done, memory_order_acquire) < (W < 34 ? W : 34))
+      _mm_pause();
   /* errors of the previous iteration (left neighbours), and the moved
    * vectors of one and two iterations before; at iteration -1 lane 0
    * of the first already holds column 0 of the row above */
   __m256i e0 = zero, e1 = zero, a0p = _mm256_setr_epi32(eprev[1], 0, 0, 0, 0, 0, 0, 0), a0pp = zero, a1p = zero,
           a1pp = zero;
   for (int i = 0; i < N; i++) {
+    if ((i & 31) == 0) {
+      /* lane 0 reads column i + 1 of the row above in this iteration:
+       * up to column i + 32 in this block of 32 */
+      if (above_done) {
+        const int need = i + 34 < W ? i + 34 : W;
+        while (atomic_load_explicit(above_done, memory_order_acquire) < need)
+          _mm_pause();
+      }
+      if (my_done && i >= SKEW)
+        atomic_store_explicit(my_done, i - SKEW, memory_order_release); /* columns < i - SKEW are done */
+    }
     const __m256i m0 = _mm256_permutevar8x32_epi32(e0, up), m1 = _mm256_permutevar8x32_epi32(e1, up);
     const __m256i a0 = _mm256_blend_epi32(m0, _mm256_set1_epi32(eprev[i + 2]), 1);
     const __m256i a1 = _mm256_blend_epi32(m1, m0, 1);
@@ -99,6 +119,8 @@ AVX2 static void band(const uint8_t *in, size_t stride, int W, int rows, const i
     a1pp = a1p;
     a1p = a1;
   }
+  if (my_done)
+    atomic_store_explicit(my_done, W, memory_order_release);
   for (int j = 0; j < rows; j++)
     for (int x = 0; x < W; x++)
       out[(size_t)j * ostride + (size_t)x] = (uint8_t)((M[x + 2 * j] >> j) & 1);
@@ -123,7 +145,7 @@ static void diagonal(const uint8_t *in, int W, int H, uint8_t *out)
       memcpy(pad, src, (size_t)rows * w);
       src = pad;
     }
-    band(src, w, W, rows, ea, eb, S, M, out + (size_t)y0 * w, w);
+    band(src, w, W, rows, ea, eb, S, M, out + (size_t)y0 * w, w, NULL, NULL);
     int32_t *t = ea;
     ea = eb;
     eb = t;
@@ -136,9 +158,74 @@ static void diagonal(const uint8_t *in, int W, int H, uint8_t *out)
   free(M);
 }
 
+/* Threads: bands taken in order from a ticket; band b reads band b - 1's
+ * last row from its own array, as far as band b - 1's counter says. */
+typedef struct {
+  const uint8_t *in;
+  uint8_t *out;
+  int W, H, nb;
+  int32_t **rows;      /* nb + 1 arrays: [b + 1] is band b's last row, [0] zeros */
+  _Atomic int *done;   /* nb counters of done columns */
+  _Atomic int ticket;
+} shared;
+
+static void *worker(void *arg)
+{
+  shared *sh = arg;
+  const size_t w = (size_t)sh->W;
+  uint8_t *S = malloc((w + SKEW + 16) * G), *pad = calloc(w * G, 1);
+  uint16_t *M = malloc((w + SKEW + 40) * sizeof *M);
+  if (!S || !pad || !M) {
+    fprintf(stderr, "ht-proto-diagonal: out of memory\n");
+    exit(2);
+  }
+  for (int b; (b = atomic_fetch_add(&sh->ticket, 1)) < sh->nb;) {
+    const int y0 = b * G, rows = sh->H - y0 < G ? sh->H - y0 : G;
+    const uint8_t *src = sh->in + (size_t)y0 * w;
+    if (rows < G) {
+      memset(pad, 0, w * G);
+      memcpy(pad, src, (size_t)rows * w);
+      src = pad;
+    }
+    band(src, w, sh->W, rows, sh->rows[b], sh->rows[b + 1], S, M, sh->out + (size_t)y0 * w, w,
+         b > 0 ? &sh->done[b - 1] : NULL, &sh->done[b]);
+  }
+  free(S);
+  free(pad);
+  free(M);
+  return NULL;
+}
+
+static void diagonal_threads(const uint8_t *in, int W, int H, uint8_t *out, int T)
+{
+  shared sh = { in, out, W, H, (H + G - 1) / G, NULL, NULL, 0 };
+  sh.rows = calloc((size_t)sh.nb + 1, sizeof *sh.rows);
+  sh.done = calloc((size_t)sh.nb, sizeof *sh.done);
+  pthread_t *tid = calloc((size_t)T, sizeof *tid);
+  if (!sh.rows || !sh.done || !tid) {
+    fprintf(stderr, "ht-proto-diagonal: out of memory\n");
+    exit(2);
+  }
+  for (int b = 0; b <= sh.nb; b++)
+    if (!(sh.rows[b] = calloc((size_t)W + SKEW + 8, sizeof(int32_t)))) {
+      fprintf(stderr, "ht-proto-diagonal: out of memory\n");
+      exit(2);
+    }
+  for (int t = 1; t < T; t++)
+    pthread_create(&tid[t], NULL, worker, &sh);
+  worker(&sh);
+  for (int t = 1; t < T; t++)
+    pthread_join(tid[t], NULL);
+  for (int b = 0; b <= sh.nb; b++)
+    free(sh.rows[b]);
+  free(sh.rows);
+  free((void *)sh.done);
+  free(tid);
+}
+
 /* Runs one W x H image (a noisy ramp); returns the number of pixels that
  * differ from ht_run (variant ed); times both when `timed`. */
-static long run(ht_context *ctx, int W, int H, int timed)
+static long run(ht_context *ctx, int W, int H, int timed, int T)
 {
   const size_t n = (size_t)W * (size_t)H;
   uint8_t *in = malloc(n), *ref = malloc(n), *got = malloc(n);
@@ -160,7 +247,10 @@ static long run(ht_context *ctx, int W, int H, int timed)
     fprintf(stderr, "ht-proto-diagonal: ht_run: %s\n", ht_context_message(ctx));
     exit(2);
   }
-  diagonal(in, W, H, got);
+  if (T > 0)
+    diagonal_threads(in, W, H, got, T);
+  else
+    diagonal(in, W, H, got);
   long bad = 0;
   for (size_t k = 0; k < n; k++)
     bad += (ref[k] != 0) != (got[k] != 0);
@@ -168,18 +258,21 @@ static long run(ht_context *ctx, int W, int H, int timed)
   if (timed) {
     double best = 1e30, best_wf = 1e30;
     p.variant = HT_VARIANT_WAVEFRONT;
-    ht_context_set_threads(ctx, 1);
+    ht_context_set_threads(ctx, T > 0 ? T : 1);
     for (int r = 0; r < 5; r++) {
       double t0 = now_s();
-      diagonal(in, W, H, got);
+      if (T > 0)
+        diagonal_threads(in, W, H, got, T);
+      else
+        diagonal(in, W, H, got);
       double t1 = now_s();
       ht_run(ctx, &iim, &oim, &p);
       double t2 = now_s();
       best = t1 - t0 < best ? t1 - t0 : best;
       best_wf = t2 - t1 < best_wf ? t2 - t1 : best_wf;
     }
-    printf("one thread, best of 5: diagonal %.3f ns/pixel, library wavefront %.3f ns/pixel\n",
-           best * 1e9 / (double)n, best_wf * 1e9 / (double)n);
+    printf("%d thread(s), best of 5: diagonal %.3f ms (%.3f ns/pixel), library wavefront %.3f ms (%.3f ns/pixel)\n",
+           T > 0 ? T : 1, best * 1e3, best * 1e9 / (double)n, best_wf * 1e3, best_wf * 1e9 / (double)n);
   }
   free(in);
   free(ref);
@@ -202,14 +295,22 @@ int main(int argc, char **argv)
     static const int shapes[][2] = { { 1, 1 }, { 1, 40 }, { 40, 1 }, { 2, 3 }, { 3, 50 }, { 15, 17 }, { 16, 16 },
                                      { 31, 33 }, { 100, 33 }, { 257, 131 }, { 1000, 37 } };
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
-      bad += run(ctx, shapes[k][0], shapes[k][1], 0);
+      for (int T = 0; T <= 3; T += 3) /* sequential, and bands on 3 threads */
+        bad += run(ctx, shapes[k][0], shapes[k][1], 0, T);
+  } else if (argc == 5 && strcmp(argv[1], "--threads") == 0) {
+    const int T = atoi(argv[2]), W = atoi(argv[3]), H = atoi(argv[4]);
+    if (T < 1 || T > 256 || W < 1 || H < 1 || W > 65536 || H > 65536) {
+      fprintf(stderr, "usage: ht-proto-diagonal --threads T W H (T 1..256, sides 1..65536)\n");
+      return 2;
+    }
+    bad = run(ctx, W, H, 1, T);
   } else {
     const int W = argc > 1 ? atoi(argv[1]) : 4096, H = argc > 2 ? atoi(argv[2]) : W;
     if (W < 1 || H < 1 || W > 65536 || H > 65536) {
       fprintf(stderr, "usage: ht-proto-diagonal --check | [W [H]] (1..65536)\n");
       return 2;
     }
-    bad = run(ctx, W, H, 1);
+    bad = run(ctx, W, H, 1, 0);
   }
   ht_context_free(ctx);
   return bad ? 1 : 0;
