@@ -6,7 +6,7 @@
  *   ht-proto-diagonal [W [H]]          exactness and speed on a W x H image
  *   ht-proto-diagonal --threads T W H  the same with bands on T threads
  *
- * Floyd-Steinberg, binary, one thread. Bands of 16 rows run along a
+ * Floyd-Steinberg, binary. Bands of 16 rows run along a
  * diagonal: in iteration i, row j of the band is at column i - 2j, and
  * one iteration updates two AVX2 vectors of 8 int32 lanes (rows 0-7 and
  * 8-15), one pixel of each row. A pixel's terms (collection form, each
@@ -18,11 +18,14 @@
  * g rows spans 2(g - 1) columns, where the wavefront's parallelogram
  * needs (g + 1) * 32: the point of the exercise. With threads, a band
  * follows the band above through a counter of the columns of its last
- * row that are done, read and published every 32 columns.
+ * row that are done, read and published every 32 columns. Being a
+ * prototype, a waiting thread only spins (with more threads than cores
+ * it crawls), and every band keeps its last row until the end (memory
+ * grows with the image).
  *
  * Every output is compared with ht_run (variant ed), and the speed is
- * printed beside the library's wavefront on one thread. Exits 77 where
- * the CPU lacks AVX2, 1 on any difference. */
+ * printed beside the library's wavefront on as many threads. Exits 77
+ * where the CPU lacks AVX2, 1 on any difference. */
 #include "fixed.h"
 #include "halftone.h"
 
