@@ -129,36 +129,66 @@ AVX2 static void band(const uint8_t *in, size_t stride, int W, int rows, const i
       out[(size_t)j * ostride + (size_t)x] = (uint8_t)((M[x + 2 * j] >> j) & 1);
 }
 
-/* The whole image, band by band; out gets 0/1 per pixel. */
-static void diagonal(const uint8_t *in, int W, int H, uint8_t *out)
+/* A thread's buffers for band(), and the zero-padded rows of a last
+ * band that the image does not fill. */
+typedef struct {
+  uint8_t *S, *pad;
+  uint16_t *M;
+} scratch;
+
+static scratch scratch_new(int W)
 {
   const size_t w = (size_t)W;
-  int32_t *ea = calloc(w + SKEW + 8, sizeof *ea), *eb = calloc(w + SKEW + 8, sizeof *eb);
-  uint8_t *S = malloc((w + SKEW + 16) * G), *pad = calloc(w * G, 1);
-  uint16_t *M = malloc((w + SKEW + 40) * sizeof *M);
-  if (!ea || !eb || !S || !pad || !M) {
+  scratch k = { malloc((w + SKEW + 16) * G), calloc(w * G, 1), malloc((w + SKEW + 40) * sizeof(uint16_t)) };
+  if (!k.S || !k.pad || !k.M) {
     fprintf(stderr, "ht-proto-diagonal: out of memory\n");
     exit(2);
   }
-  for (int y0 = 0; y0 < H; y0 += G) {
-    const int rows = H - y0 < G ? H - y0 : G;
-    const uint8_t *src = in + (size_t)y0 * w;
-    if (rows < G) { /* the rows below the image read as zeros */
-      memset(pad, 0, w * G);
-      memcpy(pad, src, (size_t)rows * w);
-      src = pad;
-    }
-    band(src, w, W, rows, ea, eb, S, M, out + (size_t)y0 * w, w, NULL, NULL);
+  return k;
+}
+
+static void scratch_free(scratch *k)
+{
+  free(k->S);
+  free(k->pad);
+  free(k->M);
+}
+
+/* Band b of the image (rows below the image read as zeros). */
+static void image_band(scratch *k, const uint8_t *in, uint8_t *out, int W, int H, int b, const int32_t *eprev,
+                       int32_t *enext, _Atomic int *above_done, _Atomic int *my_done)
+{
+  const size_t w = (size_t)W;
+  const int y0 = b * G, rows = H - y0 < G ? H - y0 : G;
+  const uint8_t *src = in + (size_t)y0 * w;
+  if (rows < G) {
+    memset(k->pad, 0, w * G);
+    memcpy(k->pad, src, (size_t)rows * w);
+    src = k->pad;
+  }
+  band(src, w, W, rows, eprev, enext, k->S, k->M, out + (size_t)y0 * w, w, above_done, my_done);
+}
+
+/* The whole image, band by band on one thread; out gets 0/1 per pixel. */
+static void diagonal(const uint8_t *in, int W, int H, uint8_t *out)
+{
+  const size_t n = (size_t)W + SKEW + 8;
+  int32_t *ea = calloc(n, sizeof *ea), *eb = calloc(n, sizeof *eb);
+  if (!ea || !eb) {
+    fprintf(stderr, "ht-proto-diagonal: out of memory\n");
+    exit(2);
+  }
+  scratch k = scratch_new(W);
+  for (int b = 0; b * G < H; b++) {
+    image_band(&k, in, out, W, H, b, ea, eb, NULL, NULL);
     int32_t *t = ea;
     ea = eb;
     eb = t;
-    memset(eb, 0, (w + SKEW + 8) * sizeof *eb);
+    memset(eb, 0, n * sizeof *eb);
   }
+  scratch_free(&k);
   free(ea);
   free(eb);
-  free(S);
-  free(pad);
-  free(M);
 }
 
 /* Threads: bands taken in order from a ticket; band b reads band b - 1's
@@ -175,27 +205,11 @@ typedef struct {
 static void *worker(void *arg)
 {
   shared *sh = arg;
-  const size_t w = (size_t)sh->W;
-  uint8_t *S = malloc((w + SKEW + 16) * G), *pad = calloc(w * G, 1);
-  uint16_t *M = malloc((w + SKEW + 40) * sizeof *M);
-  if (!S || !pad || !M) {
-    fprintf(stderr, "ht-proto-diagonal: out of memory\n");
-    exit(2);
-  }
-  for (int b; (b = atomic_fetch_add(&sh->ticket, 1)) < sh->nb;) {
-    const int y0 = b * G, rows = sh->H - y0 < G ? sh->H - y0 : G;
-    const uint8_t *src = sh->in + (size_t)y0 * w;
-    if (rows < G) {
-      memset(pad, 0, w * G);
-      memcpy(pad, src, (size_t)rows * w);
-      src = pad;
-    }
-    band(src, w, sh->W, rows, sh->rows[b], sh->rows[b + 1], S, M, sh->out + (size_t)y0 * w, w,
-         b > 0 ? &sh->done[b - 1] : NULL, &sh->done[b]);
-  }
-  free(S);
-  free(pad);
-  free(M);
+  scratch k = scratch_new(sh->W);
+  for (int b; (b = atomic_fetch_add(&sh->ticket, 1)) < sh->nb;)
+    image_band(&k, sh->in, sh->out, sh->W, sh->H, b, sh->rows[b], sh->rows[b + 1], b > 0 ? &sh->done[b - 1] : NULL,
+               &sh->done[b]);
+  scratch_free(&k);
   return NULL;
 }
 
