@@ -177,6 +177,7 @@ typedef struct {
 } pace;
 
 typedef struct wf wf;
+typedef struct dtile dtile; /* a thread's buffers for the diagonal kernel */
 /* Runs band B by thread `me`; false when the run was cancelled. */
 typedef bool (*band_fn)(wf *W, int me, const band *B);
 
@@ -197,6 +198,9 @@ struct wf {
   int32_t *slide;      /* T threads' G sliding rows of PAD + ER values   */
   int32_t *zero;       /* a row of zeros: the rows above the image       */
   tile *tiles;         /* T threads' G chunk tiles                         */
+  bool diag;           /* the diagonal kernel: bands of multiples of 8 rows */
+  dtile *dtiles;       /* its T threads' buffers                           */
+  void *dtiles_mem;
   void *tiles_mem;
   pace *pace;          /* T threads' paces                               */
   void *pace_mem;
@@ -346,6 +350,26 @@ static void publish(progress *p, uint64_t value)
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
   }
+}
+
+/* A new sample of thread `me`'s pace once `units` row-chunks were done
+ * since `t_mark`, `waited` of that time waiting: time per row-chunk,
+ * smoothed. */
+static void pace_sample(wf *W, int me, int64_t *t_mark, int64_t *waited, int64_t *units)
+{
+  if (*units < PACE_UNITS)
+    return;
+  const int64_t now = ht_now_ns();
+  const int64_t busy = now - *t_mark - *waited;
+  if (busy > 0) {
+    const uint64_t sample = (uint64_t)busy * 16 / (uint64_t)*units;
+    const uint32_t old = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
+    const uint64_t p = old ? (3 * (uint64_t)old + sample) / 4 : sample;
+    atomic_store_explicit(&W->pace[me].ns16, p > UINT32_MAX ? UINT32_MAX : (uint32_t)p, memory_order_relaxed);
+  }
+  *t_mark = now;
+  *waited = 0;
+  *units = 0;
 }
 
 /* ------------------------------------------------------------- kernels */
@@ -584,19 +608,8 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
     if ((s + 1) % PUB == 0 || s + 1 == steps)
       publish(mine, ((uint64_t)b << 32) | (uint64_t)(s + 1));
     units += jhi - jlo + 1;
-    if (units >= PACE_UNITS && (s & 7) == 7) {
-      const int64_t now = ht_now_ns();
-      const int64_t busy = now - t_mark - waited;
-      if (busy > 0) {
-        const uint64_t sample = (uint64_t)busy * 16 / (uint64_t)units;
-        const uint32_t old = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
-        const uint64_t p = old ? (3 * (uint64_t)old + sample) / 4 : sample;
-        atomic_store_explicit(&W->pace[me].ns16, p > UINT32_MAX ? UINT32_MAX : (uint32_t)p, memory_order_relaxed);
-      }
-      t_mark = now;
-      waited = 0;
-      units = 0;
-    }
+    if ((s & 7) == 7)
+      pace_sample(W, me, &t_mark, &waited, &units);
   }
   pc->t_mark = t_mark;
   pc->waited = waited;
@@ -653,6 +666,208 @@ static bool cpu_has_avx2(void)
 #endif
 }
 
+/* ----------------------------------------------- the diagonal kernel */
+
+/* For filters whose taps lie within one column left or right and one
+ * row down (Floyd-Steinberg, Sierra Lite, and custom filters of that
+ * shape), binary output, on CPUs with AVX2: the k-delay scan of
+ * Sec. III itself, with k = 2 and one SIMD lane per row. In iteration i,
+ * row j of a band of g rows (g a multiple of 8, at most DG) works on
+ * column i - 2j; row j - 1 finished column i - 2j + 1 one iteration
+ * before, so the g pixels of an iteration are independent and go as
+ * g / 8 AVX2 vectors of 8 int32 lanes. A pixel's terms (collection
+ * form, each one ht_fx_term) come from its left neighbour (the same lane,
+ * one iteration before), from above-right (that vector moved up one
+ * lane: lane 0 takes the last lane of the vector before, or the band
+ * above's last row from memory) and from above and above-left (the moved
+ * vectors of one and two iterations before).
+ *
+ * The band spans 2 (g - 1) columns, where the parallelogram above spans
+ * (g + 1) * C: the next band can start almost at once, so the chain of
+ * bands leaves each thread nearly a whole band of slack, and a band
+ * reads the band above once per g rows (BENCHMARKS.md, ninth session).
+ * Input and output go through the same short buffers a block of DK
+ * iterations at a time: row j's input for the block is loaded into
+ * in[j], turned into one vector of lanes per iteration by 8 x 8
+ * transposes, and the per-iteration threshold masks are turned back
+ * into rows the same way. */
+#ifndef HT_WF_DG
+#define HT_WF_DG 32
+#endif
+#define DG HT_WF_DG /* most rows per diagonal band: DG / 8 vectors        */
+#define DK 256      /* iterations per block                               */
+#define DPUB 32     /* iterations between two waits / publications        */
+_Static_assert(DG % 8 == 0 && DG >= 8 && DG <= 32, "DG: 8, 16, 24 or 32");
+_Static_assert(DK % DPUB == 0 && DK % 8 == 0, "a block holds whole publication spans");
+
+struct dtile {
+  _Alignas(64) int32_t s[DK][DG]; /* lanes of each iteration: input, then the threshold masks */
+  _Alignas(64) int32_t in[DG][DK]; /* row j: columns i0 - 2j .. of the block, then its masks   */
+  uint8_t out[DG][DK + 8];       /* level indices not yet stored, from column out0[j]       */
+  int64_t out0[DG];
+};
+
+#if WF_AVX2
+#include <immintrin.h>
+#define DAVX2 __attribute__((target("avx2")))
+
+/* 8 x 8 int32 transpose: rows r[0..7] (8 columns each) from src with
+ * stride ss, to dst with stride ds (each of its 8 rows one column). */
+HT_AI DAVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t ds)
+{
+  __m256i r[8], t[8];
+  for (int k = 0; k < 8; k++)
+    r[k] = _mm256_load_si256((const __m256i *)(const void *)(src + (size_t)k * ss));
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_epi32(r[k], r[k + 1]);
+    t[k + 1] = _mm256_unpackhi_epi32(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    r[k] = _mm256_unpacklo_epi64(t[k], t[k + 2]);
+    r[k + 1] = _mm256_unpackhi_epi64(t[k], t[k + 2]);
+    r[k + 2] = _mm256_unpacklo_epi64(t[k + 1], t[k + 3]);
+    r[k + 3] = _mm256_unpackhi_epi64(t[k + 1], t[k + 3]);
+  }
+  for (int k = 0; k < 4; k++) {
+    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)k * ds), _mm256_permute2x128_si256(r[k], r[k + 4], 0x20));
+    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)(k + 4) * ds), _mm256_permute2x128_si256(r[k], r[k + 4], 0x31));
+  }
+}
+
+#define DTERM(e, q) _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, q), half_q), HT_Q_BITS)
+
+/* Band B, of g rows, in NV = ceil(g / 8) vectors (rows past g, in the
+ * image's last band only, run on zeros and are not stored). */
+HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
+{
+  const int64_t b = B->b, w = W->w, y0 = B->y0;
+  const int g = B->g, skew = 2 * (8 * NV - 1);
+  const int64_t N = w + skew; /* iterations: the last row's column w - 1 is at w - 1 + skew */
+  int32_t *const next = W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * W->S + PAD;
+  const int32_t *const above =
+      b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * HT_FILTER_MAX_DOWN * W->S + PAD : W->zero + PAD;
+  dtile *const d = W->dtiles + me;
+  progress *const mine = &W->prog[b % (W->T + 1)];
+  const __m256i half_q = _mm256_set1_epi32(HT_Q_HALF), q_left = _mm256_set1_epi32(W->q[0][HT_FILTER_MAX_LEFT + 1]),
+                q_ur = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT - 1]),
+                q_up = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT]),
+                q_ul = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT + 1]), mid = _mm256_set1_epi32(HT_FX_ONE / 2),
+                one = _mm256_set1_epi32(HT_FX_ONE), up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6),
+                lanes = _mm256_setr_epi32(0, -2, -4, -6, -8, -10, -12, -14), wv = _mm256_set1_epi32((int)w),
+                zero = _mm256_setzero_si256();
+  pace *const pc = &W->pace[me];
+  int64_t t_mark = pc->t_mark, waited = pc->waited, units = pc->units;
+  uint64_t seen = 0;
+  /* column 0 of the row above is read before the first iteration */
+  if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(w < DPUB + 2 ? w : DPUB + 2), (uint64_t)w, &seen, &waited))
+    return false;
+  /* errors of the iteration before (the left neighbours), and the moved
+   * vectors of one and two iterations before: at iteration -1, lane 0 of
+   * the first holds column 0 of the row above */
+  __m256i e[4], ap[4], app[4];
+  for (int k = 0; k < NV; k++)
+    e[k] = ap[k] = app[k] = zero;
+  ap[0] = _mm256_setr_epi32(above[0], 0, 0, 0, 0, 0, 0, 0);
+  for (int j = 0; j < g; j++)
+    d->out0[j] = 0;
+  for (int64_t i0 = 0; i0 < N; i0 += DK) {
+    if (ht_job_cancelled(W->job))
+      return false;
+    const int n = (int)(N - i0 < DK ? N - i0 : DK), n8 = (n + 7) & ~7;
+    /* input: row j's columns i0 - 2j .. i0 - 2j + n8 - 1, zeros outside */
+    for (int j = 0; j < 8 * NV; j++) {
+      const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n8 < w ? x0 + n8 : w;
+      if (j >= g || a >= z) {
+        memset(d->in[j], 0, (size_t)n8 * sizeof(int32_t));
+        continue;
+      }
+      memset(d->in[j], 0, (size_t)(a - x0) * sizeof(int32_t));
+      W->rows->load(W->rows, y0 + j, a, z - a, d->in[j] + (a - x0));
+      memset(d->in[j] + (z - x0), 0, (size_t)(x0 + n8 - z) * sizeof(int32_t));
+    }
+    for (int k = 0; k < NV; k++)
+      for (int t = 0; t < n8; t += 8)
+        transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
+    for (int t = 0; t < n; t++) {
+      const int64_t i = i0 + t;
+      if ((i & (DPUB - 1)) == 0) {
+        /* row 0 reads column i + 1 of the row above in iteration i: up
+         * to column i + DPUB in this span */
+        if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(i + DPUB + 2 < w ? i + DPUB + 2 : w), (uint64_t)w, &seen,
+                                &waited))
+          return false;
+        if (i > skew) /* the last row's columns < i - skew are done */
+          publish(mine, ((uint64_t)b << 32) | (uint64_t)(i - skew < w ? i - skew : w));
+      }
+      __m256i carry = _mm256_set1_epi32(i + 1 < w ? above[i + 1] : 0);
+      const int edge = i < skew || i >= w;
+#pragma GCC unroll 4
+      for (int k = 0; k < NV; k++) {
+        const __m256i m = _mm256_permutevar8x32_epi32(e[k], up);
+        const __m256i a = _mm256_blend_epi32(m, carry, 1);
+        carry = m;
+        __m256i v = _mm256_load_si256((const __m256i *)(const void *)&d->s[t][8 * k]);
+        v = _mm256_add_epi32(v, _mm256_add_epi32(DTERM(e[k], q_left), DTERM(a, q_ur)));
+        v = _mm256_add_epi32(v, _mm256_add_epi32(DTERM(ap[k], q_up), DTERM(app[k], q_ul)));
+        const __m256i on = _mm256_cmpgt_epi32(v, mid); /* ht_fx_binary */
+        __m256i err = _mm256_sub_epi32(v, _mm256_and_si256(on, one));
+        if (edge) { /* lanes outside the image: their error is dropped */
+          const __m256i x = _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(i - 16 * k)));
+          err = _mm256_and_si256(err, _mm256_andnot_si256(_mm256_cmpgt_epi32(zero, x), _mm256_cmpgt_epi32(wv, x)));
+        }
+        _mm256_store_si256((__m256i *)(void *)&d->s[t][8 * k], on);
+        e[k] = err;
+        app[k] = ap[k];
+        ap[k] = a;
+      }
+      const int64_t xl = i - skew; /* the last row's column */
+      if (xl >= 0 && xl < w)
+        next[xl] = _mm256_extract_epi32(e[NV - 1], 7);
+    }
+    /* output: the masks back into rows, then each row's columns in order
+     * (1-bit output takes whole bytes: up to 7 columns wait) */
+    for (int k = 0; k < NV; k++)
+      for (int t = 0; t < n8; t += 8)
+        transpose8(&d->s[t][8 * k], DG, &d->in[8 * k][t], DK);
+    for (int j = 0; j < g; j++) {
+      const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n < w ? x0 + n : w;
+      if (a >= z)
+        continue;
+      uint8_t *o = d->out[j] + (a - d->out0[j]);
+      const int32_t *src = d->in[j] + (a - x0);
+      for (int64_t k = 0; k < z - a; k++)
+        o[k] = (uint8_t)(src[k] & 1);
+      const int64_t xe = z == w ? w : z & ~(int64_t)7;
+      if (xe > d->out0[j]) {
+        W->rows->store(W->rows, y0 + j, d->out0[j], xe - d->out0[j], d->out[j]);
+        memmove(d->out[j], d->out[j] + (xe - d->out0[j]), (size_t)(z - xe));
+        d->out0[j] = xe;
+      }
+    }
+    units += (int64_t)g * n / C;
+    pace_sample(W, me, &t_mark, &waited, &units);
+  }
+  publish(mine, ((uint64_t)b << 32) | (uint64_t)w);
+  pc->t_mark = t_mark;
+  pc->waited = waited;
+  pc->units = units;
+  return true;
+}
+
+DAVX2 static bool diag_band_avx2(wf *W, int me, const band *B)
+{
+  switch ((B->g + 7) / 8) {
+  case 1: return diag_band(1, W, me, B);
+  case 2: return diag_band(2, W, me, B);
+#if DG > 16
+  case 3: return diag_band(3, W, me, B);
+  case 4: return diag_band(4, W, me, B);
+#endif
+  default: return false;
+  }
+}
+#endif
+
 /* ------------------------------------------------------------ threads */
 
 typedef struct {
@@ -668,7 +883,8 @@ static int band_rows(const wf *W, int me)
 {
 #ifdef HT_WF_HEIGHT_TEST /* tests: bands of any height the tiles allow */
   const uint64_t r = (uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u + (uint64_t)me;
-  (void)W;
+  if (W->diag)
+    return 8 * (1 + (int)((r >> 40) % (uint64_t)(W->bg / 8)));
   return BG_MIN + (int)((r >> 40) % (uint64_t)(G - BG_MIN + 1));
 #else
   const uint32_t mine = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
@@ -680,7 +896,9 @@ static int band_rows(const wf *W, int me)
   }
   if (!mine || !best)
     return W->bg; /* not measured yet */
-  const int g = (int)(((uint64_t)W->bg * best + mine / 2) / mine);
+  int g = (int)(((uint64_t)W->bg * best + mine / 2) / mine);
+  if (W->diag) /* whole vectors of 8 rows */
+    g = (g + 4) / 8 * 8;
   return g < W->gmin ? W->gmin : g > W->bg ? W->bg : g;
 #endif
 }
@@ -768,18 +986,33 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
    * threads, 0.92 against 1.16 ms with 4 rows; 8K, 16 threads on the GPU
    * host, 16.1-17.9 against 20.8-21.0 ms). The slower threads take
    * bands of down to bg / 2 rows (band_rows). */
-  W.bg = G;
-  while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C > W.w)
-    W.bg /= 2;
-  W.gmin = W.bg / 2 > BG_MIN ? W.bg / 2 : BG_MIN;
+#if WF_AVX2 && !defined(HT_WF_NO_DIAG) /* -DHT_WF_NO_DIAG: test the parallelogram */
+  W.diag = job->levels == 2 && f->reach_left <= 1 && f->reach_right <= 1 && f->reach_down <= 1 && cpu_has_avx2();
+#endif
+  int64_t in_flight;
+  if (W.diag) {
+    /* The same for the diagonal kernel, whose next band starts about
+     * 2 * bg + DPUB columns after the band above, in bands of whole
+     * vectors; the slower threads take as few as 8 rows. */
+    W.bg = DG;
+    while (W.bg > 8 && (int64_t)T * (2 * W.bg + DPUB) > W.w)
+      W.bg -= 8;
+    W.gmin = 8;
+    in_flight = (W.w + 2 * W.bg) / (2 * W.bg + DPUB);
+  } else {
+    W.bg = G;
+    while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C > W.w)
+      W.bg /= 2;
+    W.gmin = W.bg / 2 > BG_MIN ? W.bg / 2 : BG_MIN;
+    /* Nor can more bands be in flight than the width holds: a band lasts
+     * about nchunks + bg steps and the next starts bg + 1 steps after it.
+     * A thread beyond that would only wait, and cost its start (at 1K on
+     * the 16-vCPU GPU host, 16 threads took longer than 8). */
+    in_flight = (W.nchunks + W.bg) / (W.bg + 1);
+  }
   const int64_t nbands = (W.h + W.gmin - 1) / W.gmin;
   if (T > nbands)
     T = (int)nbands; /* a thread without a band would only wait */
-  /* Nor can more bands be in flight than the width holds: a band lasts
-   * about nchunks + bg steps and the next starts bg + 1 steps after it.
-   * A thread beyond that would only wait, and cost its start (at 1K on
-   * the 16-vCPU GPU host, 16 threads took longer than 8). */
-  const int64_t in_flight = (W.nchunks + W.bg) / (W.bg + 1);
   if (T > in_flight)
     T = in_flight > 1 ? (int)in_flight : 1;
   size_t inst = 0;
@@ -812,9 +1045,12 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
      * that every counter has its own cache line */
     W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
     W.pace_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.pace);
+    W.dtiles_mem = W.diag ? ht_alloc(job, (size_t)T + 1, sizeof(dtile)) : NULL;
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
-    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.pace_mem && workers) || T == 1)
+    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.pace_mem && workers && (W.dtiles_mem || !W.diag)) ||
+        T == 1)
       break;
+    free(W.dtiles_mem);
     free(W.e);
     free(W.slide);
     free(W.tiles_mem);
@@ -826,9 +1062,10 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
   W.tiles = W.tiles_mem ? (tile *)(((uintptr_t)W.tiles_mem + 63) & ~(uintptr_t)63) : NULL;
   W.pace = W.pace_mem ? (pace *)(((uintptr_t)W.pace_mem + 63) & ~(uintptr_t)63) : NULL;
+  W.dtiles = W.dtiles_mem ? (dtile *)(((uintptr_t)W.dtiles_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
-  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.pace || !workers || !lt_ok) {
+  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.pace || !workers || !lt_ok || (W.diag && !W.dtiles)) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -856,6 +1093,10 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     goto out;
   }
   W.band = instances[inst].fn[cpu_has_avx2()][W.levels == 2];
+#if WF_AVX2
+  if (W.diag)
+    W.band = diag_band_avx2;
+#endif
 
   /* Start the helpers; if one cannot be created, run with those that
    * were (the band assignment is fixed only once `go` is set). */
@@ -898,6 +1139,7 @@ out:
   free(W.tiles_mem);
   free(W.prog_mem);
   free(W.pace_mem);
+  free(W.dtiles_mem);
   free(workers);
   ht_level_table_free(&W.lt);
   return st;
