@@ -46,6 +46,17 @@
  * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
  * output equals core/ed.c bit for bit whatever the order.
  *
+ * Two band geometries share the threads, tickets, heights and waits:
+ *  - the parallelogram above (run_band), for every filter and level count;
+ *  - the diagonal kernel (diag_band, below), for the filters that reach
+ *    one row down and one column either side (Floyd-Steinberg, Sierra
+ *    Lite) with binary output, where the CPU has AVX2: the k-delay scan
+ *    with one SIMD lane per row. Its bands span 2 (rows - 1) columns
+ *    instead of (rows + 1) * C, so they can be taller (32 rows) and the
+ *    chain of bands leaves far more slack; one thread is also faster
+ *    (1.3-1.9 against 2.7-3.0 ns per pixel on the GPU host, 0.67 against
+ *    1.2 on the 2-core machine).
+ *
  * Memory. Inside a band, error rows are short buffers that slide along
  * with the chunks (see ER below), input is loaded and output stored a
  * few chunks at a time: what a thread touches stays in its core's caches
@@ -701,7 +712,7 @@ _Static_assert(DG % 8 == 0 && DG >= 8 && DG <= 32, "DG: 8, 16, 24 or 32");
 _Static_assert(DK % DPUB == 0 && DK % 8 == 0, "a block holds whole publication spans");
 
 struct dtile {
-  _Alignas(64) int32_t s[DK][DG]; /* lanes of each iteration: input, then the threshold masks */
+  _Alignas(64) int32_t s[DK + 2][DG]; /* lanes of each iteration: input (and terms), then masks */
   _Alignas(64) int32_t in[DG][DK]; /* row j: columns i0 - 2j .. of the block, then its masks   */
   uint8_t out[DG][DK + 8];       /* level indices not yet stored, from column out0[j]       */
   int64_t out0[DG];
@@ -761,13 +772,21 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
   /* column 0 of the row above is read before the first iteration */
   if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(w < DPUB + 2 ? w : DPUB + 2), (uint64_t)w, &seen, &waited))
     return false;
-  /* errors of the iteration before (the left neighbours), and the moved
-   * vectors of one and two iterations before: at iteration -1, lane 0 of
-   * the first holds column 0 of the row above */
-  __m256i e[4], ap[4], app[4];
+  /* e: the errors of the iteration before (the left neighbours). The
+   * terms from above and above-left, which come from the moved vector of
+   * one and two iterations before, are added to the coming iterations'
+   * slots of s as soon as the moved vector is known (so only e stays in
+   * registers); c1 and c2 carry those for the first two iterations of
+   * the next block. At iteration -1, lane 0 of the moved vector is
+   * column 0 of the row above. */
+  __m256i e[4], c1[4], c2[4];
   for (int k = 0; k < NV; k++)
-    e[k] = ap[k] = app[k] = zero;
-  ap[0] = _mm256_setr_epi32(above[0], 0, 0, 0, 0, 0, 0, 0);
+    e[k] = c1[k] = c2[k] = zero;
+  {
+    const __m256i a = _mm256_setr_epi32(above[0], 0, 0, 0, 0, 0, 0, 0);
+    c1[0] = DTERM(a, q_up);
+    c2[0] = DTERM(a, q_ul);
+  }
   for (int j = 0; j < g; j++)
     d->out0[j] = 0;
   for (int64_t i0 = 0; i0 < N; i0 += DK) {
@@ -785,9 +804,15 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
       W->rows->load(W->rows, y0 + j, a, z - a, d->in[j] + (a - x0));
       memset(d->in[j] + (z - x0), 0, (size_t)(x0 + n8 - z) * sizeof(int32_t));
     }
-    for (int k = 0; k < NV; k++)
+    for (int k = 0; k < NV; k++) {
       for (int t = 0; t < n8; t += 8)
         transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
+      _mm256_store_si256((__m256i *)(void *)&d->s[n8][8 * k], zero);
+      _mm256_store_si256((__m256i *)(void *)&d->s[n8 + 1][8 * k], zero);
+      __m256i *s0 = (__m256i *)(void *)&d->s[0][8 * k], *s1 = (__m256i *)(void *)&d->s[1][8 * k];
+      _mm256_store_si256(s0, _mm256_add_epi32(_mm256_load_si256(s0), c1[k]));
+      _mm256_store_si256(s1, _mm256_add_epi32(_mm256_load_si256(s1), c2[k]));
+    }
     for (int t = 0; t < n; t++) {
       const int64_t i = i0 + t;
       if ((i & (DPUB - 1)) == 0) {
@@ -804,25 +829,30 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
 #pragma GCC unroll 4
       for (int k = 0; k < NV; k++) {
         const __m256i m = _mm256_permutevar8x32_epi32(e[k], up);
-        const __m256i a = _mm256_blend_epi32(m, carry, 1);
+        const __m256i a = _mm256_blend_epi32(m, carry, 1); /* the moved vector: above-right */
         carry = m;
-        __m256i v = _mm256_load_si256((const __m256i *)(const void *)&d->s[t][8 * k]);
+        __m256i *const st = (__m256i *)(void *)&d->s[t][8 * k], *const s1 = st + DG / 8, *const s2 = st + DG / 4;
+        __m256i v = _mm256_load_si256(st);
         v = _mm256_add_epi32(v, _mm256_add_epi32(DTERM(e[k], q_left), DTERM(a, q_ur)));
-        v = _mm256_add_epi32(v, _mm256_add_epi32(DTERM(ap[k], q_up), DTERM(app[k], q_ul)));
+        /* a is above (above-left) of this lane's pixel one (two) iterations on */
+        _mm256_store_si256(s1, _mm256_add_epi32(_mm256_load_si256(s1), DTERM(a, q_up)));
+        _mm256_store_si256(s2, _mm256_add_epi32(_mm256_load_si256(s2), DTERM(a, q_ul)));
         const __m256i on = _mm256_cmpgt_epi32(v, mid); /* ht_fx_binary */
         __m256i err = _mm256_sub_epi32(v, _mm256_and_si256(on, one));
         if (edge) { /* lanes outside the image: their error is dropped */
           const __m256i x = _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(i - 16 * k)));
           err = _mm256_and_si256(err, _mm256_andnot_si256(_mm256_cmpgt_epi32(zero, x), _mm256_cmpgt_epi32(wv, x)));
         }
-        _mm256_store_si256((__m256i *)(void *)&d->s[t][8 * k], on);
+        _mm256_store_si256(st, on);
         e[k] = err;
-        app[k] = ap[k];
-        ap[k] = a;
       }
       const int64_t xl = i - skew; /* the last row's column */
       if (xl >= 0 && xl < w)
         next[xl] = _mm256_extract_epi32(e[NV - 1], 7);
+    }
+    for (int k = 0; k < NV; k++) {
+      c1[k] = _mm256_load_si256((const __m256i *)(const void *)&d->s[n][8 * k]);
+      c2[k] = _mm256_load_si256((const __m256i *)(const void *)&d->s[n + 1][8 * k]);
     }
     /* output: the masks back into rows, then each row's columns in order
      * (1-bit output takes whole bytes: up to 7 columns wait) */
@@ -999,6 +1029,15 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
       W.bg -= 8;
     W.gmin = 8;
     in_flight = (W.w + 2 * W.bg) / (2 * W.bg + DPUB);
+    /* A thread costs its start and wake-ups whatever its share; below
+     * about 2^18 pixels a thread that share no longer pays for them (1K²
+     * on the 16-vCPU GPU host, best of 3 rounds: 0.77 ms on 4 threads,
+     * 0.91 on 8, 1.13 on 16; BENCHMARKS.md, ninth session). */
+#ifndef HT_WF_HEIGHT_TEST /* test builds: many threads on small images too */
+    const int64_t share = W.w * W.h >> 18;
+    if (in_flight > share)
+      in_flight = share;
+#endif
   } else {
     W.bg = G;
     while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C > W.w)

@@ -121,6 +121,15 @@ static void run_random(ht_context *ctx)
   check_all(ctx, in, 200, 100, ht_filter_builtin(HT_FILTER_STUCKI), "stucki", 256, all_threads, 8,
             "random image");
   free(in);
+  /* An image large enough that the wavefront keeps 8 threads for
+   * Floyd-Steinberg and Sierra Lite, binary (it gives each thread at least
+   * 2^18 pixels; the diagonal kernel where the CPU has AVX2) */
+  in = random_plane(2051, 1031, 4242);
+  check_all(ctx, in, 2051, 1031, ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG), "floyd-steinberg", 2, all_threads, 8,
+            "random image");
+  check_all(ctx, in, 2051, 1031, ht_filter_builtin(HT_FILTER_SIERRA_LITE), "sierra-lite", 2, all_threads, 8,
+            "random image");
+  free(in);
 }
 
 static void run_shapes(ht_context *ctx)
