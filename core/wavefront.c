@@ -266,7 +266,8 @@ _Atomic long long ht_wf_test_other_heights;
  * program hogging one of 2 cores, never blocking made 2 threads slower
  * than 1 (the waiter kept the free core busy, so the stalled thread was
  * never moved to it). */
-static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint64_t *seen, int64_t *waited)
+static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t slack, uint64_t all, uint64_t *seen,
+                      int64_t *waited)
 {
   (void)me; /* used by HT_WF_STATS builds */
   const uint64_t base = (uint64_t)b << 32;
@@ -275,7 +276,7 @@ static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uin
   progress *p = &W->prog[b % (W->T + 1)];
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
     return true;
-  const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
+  const uint64_t want = base + (need + slack < all ? need + slack : all);
   /* Poll while the band we wait for is alive: a running band publishes
    * every few microseconds, and a blocked thread would pay a wake-up
    * (tens of microseconds, more in a VM) on the critical chain of bands.
@@ -530,7 +531,7 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
       const int64_t x1 = chunk_x0(s + 1, SH, 0) < w ? chunk_x0(s + 1, SH, 0) : w;
       const int64_t col = x1 - 1 + L < w - 1 ? x1 - 1 + L : w - 1;
       const int64_t cp = (col + 1 + (int64_t)SH * jp + C - 1) / C - 1;
-      if (!wait_band(W, me, b - 1, (uint64_t)(cp + jp + 1), (uint64_t)prev_all, &seen, &waited))
+      if (!wait_band(W, me, b - 1, (uint64_t)(cp + jp + 1), SLACK, (uint64_t)prev_all, &seen, &waited))
         return false;
       /* The band above was written by another core, so every line row 0
        * reads from it is a coherence miss. Fetch the lines of a chunk it
@@ -708,7 +709,11 @@ static bool cpu_has_avx2(void)
 #define DG HT_WF_DG /* most rows per diagonal band: DG / 8 vectors        */
 #define DK 256      /* iterations per block                               */
 #define DPUB 32     /* iterations between two waits / publications        */
-_Static_assert(DG % 8 == 0 && DG >= 8 && DG <= 32, "DG: 8, 16, 24 or 32");
+#ifndef HT_WF_DSLACK
+#define HT_WF_DSLACK 2
+#endif
+#define DSLACK HT_WF_DSLACK /* extra columns a waiting band lets the band above run */
+_Static_assert(DG % 8 == 0 && DG >= 8 && DG <= 64, "DG: a multiple of 8 up to 64");
 _Static_assert(DK % DPUB == 0 && DK % 8 == 0, "a block holds whole publication spans");
 
 struct dtile {
@@ -770,7 +775,7 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
   int64_t t_mark = pc->t_mark, waited = pc->waited, units = pc->units;
   uint64_t seen = 0;
   /* column 0 of the row above is read before the first iteration */
-  if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(w < DPUB + 2 ? w : DPUB + 2), (uint64_t)w, &seen, &waited))
+  if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(w < DPUB + 2 ? w : DPUB + 2), DSLACK, (uint64_t)w, &seen, &waited))
     return false;
   /* e: the errors of the iteration before (the left neighbours). The
    * terms from above and above-left, which come from the moved vector of
@@ -779,7 +784,7 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
    * registers); c1 and c2 carry those for the first two iterations of
    * the next block. At iteration -1, lane 0 of the moved vector is
    * column 0 of the row above. */
-  __m256i e[4], c1[4], c2[4];
+  __m256i e[DG / 8], c1[DG / 8], c2[DG / 8];
   for (int k = 0; k < NV; k++)
     e[k] = c1[k] = c2[k] = zero;
   {
@@ -818,15 +823,15 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
       if ((i & (DPUB - 1)) == 0) {
         /* row 0 reads column i + 1 of the row above in iteration i: up
          * to column i + DPUB in this span */
-        if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(i + DPUB + 2 < w ? i + DPUB + 2 : w), (uint64_t)w, &seen,
-                                &waited))
+        if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(i + DPUB + 2 < w ? i + DPUB + 2 : w), DSLACK, (uint64_t)w,
+                                &seen, &waited))
           return false;
         if (i > skew) /* the last row's columns < i - skew are done */
           publish(mine, ((uint64_t)b << 32) | (uint64_t)(i - skew < w ? i - skew : w));
       }
       __m256i carry = _mm256_set1_epi32(i + 1 < w ? above[i + 1] : 0);
       const int edge = i < skew || i >= w;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int k = 0; k < NV; k++) {
         const __m256i m = _mm256_permutevar8x32_epi32(e[k], up);
         const __m256i a = _mm256_blend_epi32(m, carry, 1); /* the moved vector: above-right */
@@ -892,6 +897,12 @@ DAVX2 static bool diag_band_avx2(wf *W, int me, const band *B)
 #if DG > 16
   case 3: return diag_band(3, W, me, B);
   case 4: return diag_band(4, W, me, B);
+#endif
+#if DG > 32
+  case 5: return diag_band(5, W, me, B);
+  case 6: return diag_band(6, W, me, B);
+  case 7: return diag_band(7, W, me, B);
+  case 8: return diag_band(8, W, me, B);
 #endif
   default: return false;
   }
