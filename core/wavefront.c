@@ -707,7 +707,10 @@ static bool cpu_has_avx2(void)
 #define HT_WF_DG 32
 #endif
 #define DG HT_WF_DG /* most rows per diagonal band: DG / 8 vectors        */
-#define DK 256      /* iterations per block                               */
+#ifndef HT_WF_DK
+#define HT_WF_DK 256
+#endif
+#define DK HT_WF_DK /* iterations per block                               */
 #define DPUB 32     /* iterations between two waits / publications        */
 #ifndef HT_WF_DSLACK
 #define HT_WF_DSLACK 2
