@@ -251,7 +251,8 @@ _Atomic long long ht_wf_test_other_heights;
 /* Waits until band `b` has published `need` steps; false when the run
  * was cancelled meanwhile. `seen` caches the last value read, so a thread
  * that is well behind touches the shared cache line only rarely. When it
- * does have to wait, it waits for SLACK steps more than it needs (at most
+ * does have to wait, it waits for `slack` more than it needs (SLACK steps
+ * of the parallelogram, DSLACK columns of the diagonal kernel; at most
  * `all`, the band's total), so that it does not trail the band at the
  * minimum distance, re-reading the counter (and taking the line away from
  * the writer) at every step. `waited` accumulates the time spent here.
@@ -695,9 +696,10 @@ static bool cpu_has_avx2(void)
  * vectors of one and two iterations before).
  *
  * The band spans 2 (g - 1) columns, where the parallelogram above spans
- * (g + 1) * C: the next band can start almost at once, so the chain of
- * bands leaves each thread nearly a whole band of slack, and a band
- * reads the band above once per g rows (BENCHMARKS.md, ninth session).
+ * (g + 1) * C: the next band can start about 2g + DPUB columns after
+ * the band above, so 16 bands in flight take a tenth of a 16K row where
+ * the parallelogram's took half, and a band reads the band above once
+ * per g rows, up to 32 (BENCHMARKS.md, ninth session).
  * Input and output go through the same short buffers a block of DK
  * iterations at a time: row j's input for the block is loaded into
  * in[j], turned into one vector of lanes per iteration by 8 x 8
