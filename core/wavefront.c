@@ -732,13 +732,11 @@ struct dtile {
 #include <immintrin.h>
 #define DAVX2 __attribute__((target("avx2")))
 
-/* 8 x 8 int32 transpose: rows r[0..7] (8 columns each) from src with
- * stride ss, to dst with stride ds (each of its 8 rows one column). */
-HT_AI DAVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t ds)
+/* 8 x 8 int32 transpose in registers: r[k] holds row k (8 columns); o[c]
+ * gets column c. */
+HT_AI DAVX2 void transpose8r(__m256i r[8], __m256i o[8])
 {
-  __m256i r[8], t[8];
-  for (int k = 0; k < 8; k++)
-    r[k] = _mm256_load_si256((const __m256i *)(const void *)(src + (size_t)k * ss));
+  __m256i t[8];
   for (int k = 0; k < 8; k += 2) {
     t[k] = _mm256_unpacklo_epi32(r[k], r[k + 1]);
     t[k + 1] = _mm256_unpackhi_epi32(r[k], r[k + 1]);
@@ -750,9 +748,20 @@ HT_AI DAVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t 
     r[k + 3] = _mm256_unpackhi_epi64(t[k + 1], t[k + 3]);
   }
   for (int k = 0; k < 4; k++) {
-    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)k * ds), _mm256_permute2x128_si256(r[k], r[k + 4], 0x20));
-    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)(k + 4) * ds), _mm256_permute2x128_si256(r[k], r[k + 4], 0x31));
+    o[k] = _mm256_permute2x128_si256(r[k], r[k + 4], 0x20);
+    o[k + 4] = _mm256_permute2x128_si256(r[k], r[k + 4], 0x31);
   }
+}
+
+/* The same from src (row stride ss) to dst (row stride ds). */
+HT_AI DAVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t ds)
+{
+  __m256i r[8], o[8];
+  for (int k = 0; k < 8; k++)
+    r[k] = _mm256_load_si256((const __m256i *)(const void *)(src + (size_t)k * ss));
+  transpose8r(r, o);
+  for (int k = 0; k < 8; k++)
+    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)k * ds), o[k]);
 }
 
 #define DTERM(e, q) _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, q), half_q), HT_Q_BITS)
@@ -768,6 +777,9 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
   const int32_t *const above =
       b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * HT_FILTER_MAX_DOWN * W->S + PAD : W->zero + PAD;
   dtile *const d = W->dtiles + me;
+  const ht_rows *const rows = W->rows;
+  const uint8_t *const gray =
+      rows->in_format == HT_FORMAT_U8 && rows->in_channels == 1 && rows->in_channel == 0 ? rows->in : NULL;
   progress *const mine = &W->prog[b % (W->T + 1)];
   const __m256i half_q = _mm256_set1_epi32(HT_Q_HALF), q_left = _mm256_set1_epi32(W->q[0][HT_FILTER_MAX_LEFT + 1]),
                 q_ur = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT - 1]),
@@ -803,20 +815,44 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
     if (ht_job_cancelled(W->job))
       return false;
     const int n = (int)(N - i0 < DK ? N - i0 : DK), n8 = (n + 7) & ~7;
-    /* input: row j's columns i0 - 2j .. i0 - 2j + n8 - 1, zeros outside */
-    for (int j = 0; j < 8 * NV; j++) {
-      const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n8 < w ? x0 + n8 : w;
-      if (j >= g || a >= z) {
-        memset(d->in[j], 0, (size_t)n8 * sizeof(int32_t));
-        continue;
+    /* input: row j's columns i0 - 2j .. i0 - 2j + n8 - 1, zeros outside.
+     * An 8-bit gray image (the CLI's usual input), in a block that lies
+     * inside it, is read here as bytes (ht_fx_from_u8: v * 257); anything
+     * else goes through rows->load. */
+    if (gray && i0 - skew >= 0 && i0 + n8 <= w) {
+      for (int k = 0; k < NV; k++)
+        for (int t = 0; t < n8; t += 8) {
+          __m256i r[8], o[8];
+          for (int l = 0; l < 8; l++) {
+            const int j = 8 * k + l;
+            if (j >= g) {
+              r[l] = zero;
+              continue;
+            }
+            const uint8_t *p = gray + (size_t)(y0 + j) * rows->in_stride + (size_t)(i0 + t - 2 * j);
+            const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+            r[l] = _mm256_add_epi32(_mm256_slli_epi32(v, 8), v);
+          }
+          transpose8r(r, o);
+          for (int c = 0; c < 8; c++)
+            _mm256_store_si256((__m256i *)(void *)&d->s[t + c][8 * k], o[c]);
+        }
+    } else {
+      for (int j = 0; j < 8 * NV; j++) {
+        const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n8 < w ? x0 + n8 : w;
+        if (j >= g || a >= z) {
+          memset(d->in[j], 0, (size_t)n8 * sizeof(int32_t));
+          continue;
+        }
+        memset(d->in[j], 0, (size_t)(a - x0) * sizeof(int32_t));
+        rows->load(rows, y0 + j, a, z - a, d->in[j] + (a - x0));
+        memset(d->in[j] + (z - x0), 0, (size_t)(x0 + n8 - z) * sizeof(int32_t));
       }
-      memset(d->in[j], 0, (size_t)(a - x0) * sizeof(int32_t));
-      W->rows->load(W->rows, y0 + j, a, z - a, d->in[j] + (a - x0));
-      memset(d->in[j] + (z - x0), 0, (size_t)(x0 + n8 - z) * sizeof(int32_t));
+      for (int k = 0; k < NV; k++)
+        for (int t = 0; t < n8; t += 8)
+          transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
     }
     for (int k = 0; k < NV; k++) {
-      for (int t = 0; t < n8; t += 8)
-        transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
       _mm256_store_si256((__m256i *)(void *)&d->s[n8][8 * k], zero);
       _mm256_store_si256((__m256i *)(void *)&d->s[n8 + 1][8 * k], zero);
       __m256i *s0 = (__m256i *)(void *)&d->s[0][8 * k], *s1 = (__m256i *)(void *)&d->s[1][8 * k];
@@ -879,7 +915,7 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
         o[k] = (uint8_t)(src[k] & 1);
       const int64_t xe = z == w ? w : z & ~(int64_t)7;
       if (xe > d->out0[j]) {
-        W->rows->store(W->rows, y0 + j, d->out0[j], xe - d->out0[j], d->out[j]);
+        rows->store(rows, y0 + j, d->out0[j], xe - d->out0[j], d->out[j]);
         memmove(d->out[j], d->out[j] + (xe - d->out0[j]), (size_t)(z - xe));
         d->out0[j] = xe;
       }
