@@ -54,7 +54,7 @@
  *    with one SIMD lane per row. Its bands span 2 (rows - 1) columns
  *    instead of (rows + 1) * C, so they can be taller (32 rows) and the
  *    chain of bands leaves far more slack; one thread is also faster
- *    (0.68 against 1.26 ns per pixel on the 2-core machine, 1.37-1.47
+ *    (0.68 against 1.26 ns per pixel on the 2-core machine, 1.11-1.47
  *    against 1.53 in the GPU host's tables; BENCHMARKS.md).
  *
  * Memory. Inside a band, error rows are short buffers that slide along
