@@ -190,9 +190,11 @@ static void run_tone(ht_context *ctx)
 
 /* ------------------------------------------------------------ formats */
 
-static void run_formats(ht_context *ctx)
+/* One size: a small one, and one wide enough that the wavefront's
+ * diagonal kernel reads most of an 8-bit image's blocks as bytes itself
+ * (core/wavefront.c), on two threads where the machine has two cores. */
+static void run_formats_size(ht_context *ctx, int64_t w, int64_t h)
 {
-  int64_t w = 97, h = 61;
   uint16_t *noise = random_plane(w, h, 31337);
   uint8_t *in8 = xmalloc((size_t)(w * h));
   uint16_t *in16 = xmalloc((size_t)(w * h) * 2);
@@ -231,6 +233,12 @@ static void run_formats(ht_context *ctx)
   free(in8);
   free(in16);
   free(inf);
+}
+
+static void run_formats(ht_context *ctx)
+{
+  run_formats_size(ctx, 97, 61);
+  run_formats_size(ctx, 1031, 517);
 }
 
 int main(int argc, char **argv)
