@@ -365,6 +365,12 @@ static void publish(progress *p, uint64_t value)
   }
 }
 
+/* Band b's last rows (set b mod (T + 1) of the ring), at column 0. */
+static inline int32_t *band_set(const wf *W, int64_t b)
+{
+  return W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * W->S + PAD;
+}
+
 /* A new sample of thread `me`'s pace once `units` row-chunks were done
  * since `t_mark`, `waited` of that time waiting: time per row-chunk,
  * smoothed. */
@@ -488,8 +494,8 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
   const int g = B->g;
   /* the band's last D rows are whole rows in set b mod (T + 1), where the
    * next band finds them; the others slide */
-  int32_t *set = W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD;
-  const int32_t *prev = b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * HT_FILTER_MAX_DOWN * S + PAD : NULL;
+  int32_t *set = band_set(W, b);
+  const int32_t *prev = b > 0 ? band_set(W, b - 1) : NULL;
   tile *T = W->tiles + (size_t)me * G;
   /* where row j's errors are: column x at er[j][x - base[j]] */
   int32_t *er[G];
@@ -773,9 +779,8 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
   const int64_t b = B->b, w = W->w, y0 = B->y0;
   const int g = B->g, skew = 2 * (8 * NV - 1);
   const int64_t N = w + skew; /* iterations: the last row's column w - 1 is at w - 1 + skew */
-  int32_t *const next = W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * W->S + PAD;
-  const int32_t *const above =
-      b > 0 ? W->e + (size_t)((b - 1) % (W->T + 1)) * HT_FILTER_MAX_DOWN * W->S + PAD : W->zero + PAD;
+  int32_t *const next = band_set(W, b);
+  const int32_t *const above = b > 0 ? band_set(W, b - 1) : W->zero + PAD;
   dtile *const d = W->dtiles + me;
   const ht_rows *const rows = W->rows;
   const uint8_t *const gray =
