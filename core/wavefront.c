@@ -26,7 +26,8 @@
  *    pace (time per row-chunk, waits left out): the fastest thread takes
  *    bands of bg rows, one half as fast bands of bg / 2. Every band then
  *    does a step in about the same time, and the chain goes at the sum of
- *    the threads' rates. Heights never change what is computed.
+ *    the threads' rates. Heights never change what is computed. (The
+ *    diagonal kernel goes further: its bands change threads; below.)
  *  - Inside a band the rows are processed interleaved: in step s row j
  *    does chunk s - j. The in-row dependency chains (each pixel needs the
  *    error of its left neighbour) of different rows are independent;
@@ -46,7 +47,7 @@
  * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
  * output equals core/ed.c bit for bit whatever the order.
  *
- * Two band geometries share the threads, tickets, heights and waits:
+ * Two band geometries share the tickets, progress counters and rings:
  *  - the parallelogram above (run_band), for every filter and level count;
  *  - the diagonal kernel (diag_band, below), for the filters that reach
  *    one row down and one column either side (Floyd-Steinberg, Sierra
@@ -63,12 +64,15 @@
  * whatever the width (with whole rows, 16K-wide bands ran from memory and
  * a thread was half as fast). Only a band's last D <= 3 rows, which the
  * next band reads, are whole rows of S ~ width + 2 * PAD values, in a ring
- * of T + 1 sets: band b uses set b mod (T + 1), and the set is next taken
- * by band b + T + 1. Bands finish in order (a band's last row needs the
- * end of the band above), so when a thread is free to take band
- * b + T + 1, at most T - 1 bands are in flight, all after band b + 1 --
- * the only band that reads band b's rows -- which is done. In all
- * O(3 * (T + 1) * width + T * G * ER) values, never O(pixels). */
+ * of `ring` sets (T + 1 for the parallelogram, up to 2T + 1 for the
+ * diagonal kernel, whose sets are one row): band b uses set b mod ring,
+ * and the set is next taken by band b + ring. Bands finish in order (a
+ * band's last row needs the end of the band above), so when a thread is
+ * free to take band b + T + 1 (parallelogram), at most T - 1 bands are in
+ * flight, all after band b + 1 -- the only band that reads band b's
+ * rows -- which is done; the diagonal kernel checks that band b + 1 is
+ * done before it starts band b + ring. In all O(3 * ring * width +
+ * T * G * ER) values, never O(pixels). */
 #include "internal.h"
 
 #include <pthread.h>
@@ -189,6 +193,13 @@ typedef struct {
 
 typedef struct wf wf;
 typedef struct dtile dtile; /* a thread's buffers for the diagonal kernel */
+typedef struct dband dband; /* a diagonal band between two blocks         */
+/* A parked diagonal band: the band (or -1) and what its next block needs
+ * of the band above's progress */
+typedef struct {
+  _Atomic int64_t b;
+  _Atomic uint64_t need;
+} dpark_slot;
 /* Runs band B by thread `me`; false when the run was cancelled. */
 typedef bool (*band_fn)(wf *W, int me, const band *B);
 
@@ -205,23 +216,36 @@ struct wf {
   int levels;
   int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
   ht_level_table lt;
-  int32_t *e;          /* (T + 1) sets of HT_FILTER_MAX_DOWN whole rows  */
+  int ring;            /* slots for bands in flight: T + 1, more with dbands */
+  int set_rows;        /* rows per set of e: a band's last rows            */
+  int32_t *e;          /* ring sets of set_rows whole rows                 */
   int32_t *slide;      /* T threads' G sliding rows of PAD + ER values   */
   int32_t *zero;       /* a row of zeros: the rows above the image       */
   tile *tiles;         /* T threads' G chunk tiles                         */
   bool diag;           /* the diagonal kernel: bands of multiples of 8 rows */
   dtile *dtiles;       /* its T threads' buffers                           */
   void *dtiles_mem;
+  dband *dbands;       /* ring slots: band b's state in slot b mod ring   */
+  void *dbands_mem;
+  dpark_slot *parked;  /* ring slots: the bands no thread holds           */
+  _Alignas(64) _Atomic int nparked;
+  _Atomic int64_t ptop;      /* no parked band is above this one (a hint) */
+  _Atomic int64_t rows_done; /* rows above this are finished              */
+  _Alignas(64) _Atomic int idlers; /* threads with no block to run        */
+  _Atomic int sleepers;      /* of those, blocked on idle_wake            */
+  _Atomic uint64_t beat;     /* blocks done while some thread idled       */
+  pthread_mutex_t idle_lock;
+  pthread_cond_t idle_wake;
   void *tiles_mem;
   pace *pace;          /* T threads' paces                               */
   void *pace_mem;
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
   struct {
-    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns;
+    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns, sched_ns;
     int cpu0, cpu1;
   } st[MAX_THREADS];
 #endif
-  progress *prog;      /* T + 1 slots, slot = band mod (T + 1)           */
+  progress *prog;      /* ring slots, slot = band mod ring               */
   void *prog_mem;
   band_fn band;
   _Atomic int go;      /* > 0: T is final, workers may start            */
@@ -246,14 +270,18 @@ static inline void cpu_relax(void)
 /* Test builds only: bands taken of other than bg rows, so that the
  * test can tell that heights varied. */
 _Atomic long long ht_wf_test_other_heights;
+/* and diagonal bands that went on in another thread than their last block */
+_Atomic long long ht_wf_test_moves;
+/* and diagonal blocks that started before the band above had done every
+ * column they read (never, or the output is a matter of luck) */
+_Atomic long long ht_wf_test_overruns;
 #endif
 
 /* Waits until band `b` has published `need` steps; false when the run
  * was cancelled meanwhile. `seen` caches the last value read, so a thread
  * that is well behind touches the shared cache line only rarely. When it
- * does have to wait, it waits for `slack` more than it needs (SLACK steps
- * of the parallelogram, DSLACK columns of the diagonal kernel; at most
- * `all`, the band's total), so that it does not trail the band at the
+ * does have to wait, it waits for `slack` more than it needs (SLACK
+ * steps; at most `all`, the band's total), so that it does not trail the band at the
  * minimum distance, re-reading the counter (and taking the line away from
  * the writer) at every step. `waited` accumulates the time spent here.
  * It spins first: while the thread it waits for runs, the wait is a
@@ -274,7 +302,7 @@ static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t slack, u
   const uint64_t base = (uint64_t)b << 32;
   if (*seen >= base + need)
     return true;
-  progress *p = &W->prog[b % (W->T + 1)];
+  progress *p = &W->prog[b % W->ring];
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
     return true;
   const uint64_t want = base + (need + slack < all ? need + slack : all);
@@ -286,7 +314,7 @@ static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t slack, u
    * band above neither moves nor polls for STALL_NS, its thread has been
    * preempted (a busy machine) or sleeps: then block too (if allowed),
    * and leave the core to whoever can use it; likewise after POLL_NS. */
-  progress *mine = &W->prog[(b + 1) % (W->T + 1)];
+  progress *mine = &W->prog[(b + 1) % W->ring];
   atomic_store_explicit(&mine->polling, 1, memory_order_relaxed);
   const int64_t t0 = ht_now_ns();
   bool ok = true;
@@ -365,10 +393,10 @@ static void publish(progress *p, uint64_t value)
   }
 }
 
-/* Band b's last rows (set b mod (T + 1) of the ring), at column 0. */
+/* Band b's last rows (set b mod ring), at column 0. */
 static inline int32_t *band_set(const wf *W, int64_t b)
 {
-  return W->e + (size_t)(b % (W->T + 1)) * HT_FILTER_MAX_DOWN * W->S + PAD;
+  return W->e + (size_t)(b % W->ring) * (size_t)W->set_rows * W->S + PAD;
 }
 
 /* A new sample of thread `me`'s pace once `units` row-chunks were done
@@ -518,7 +546,7 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
   const int64_t prev_all = band_steps(w, SH, B->gprev);
   const int jp = B->gprev - 1;
   const int64_t last0 = chunk_last(w, SH, 0);
-  progress *mine = &W->prog[b % (W->T + 1)];
+  progress *mine = &W->prog[b % W->ring];
   int64_t cfirst[G], clast[G], xs0[G], xs1[G];
   for (int j = 0; j < g; j++) {
     cfirst[j] = chunk_first(SH, j);
@@ -702,12 +730,15 @@ static bool cpu_has_avx2(void)
  * vectors of one and two iterations before).
  *
  * The band spans 2 (g - 1) columns, where the parallelogram above spans
- * (g + 1) * C: the next band can start about 2g + DPUB columns after
+ * (g + 1) * C: the next band can start about 2g + DMIN columns after
  * the band above, so 16 bands in flight take a tenth of a 16K row where
  * the parallelogram's took half, and a band reads the band above once
  * per g rows, up to 32 (BENCHMARKS.md, ninth session).
- * Input and output go through the same short buffers a block of DK
- * iterations at a time: row j's input for the block is loaded into
+ * A band runs in blocks of up to DK iterations, each of which starts
+ * only when the band above has done every column it reads (so it never
+ * waits inside), and the band's state between blocks is a dband: bands
+ * are not tied to threads (see "the diagonal kernel's threads" below).
+ * Input and output go through the same short buffers a block at a time: row j's input for the block is loaded into
  * in[j], turned into one vector of lanes per iteration by 8 x 8
  * transposes, and the per-iteration threshold masks are turned back
  * into rows the same way. */
@@ -716,22 +747,50 @@ static bool cpu_has_avx2(void)
 #endif
 #define DG HT_WF_DG /* most rows per diagonal band: DG / 8 vectors        */
 #ifndef HT_WF_DK
+#ifdef HT_WF_HEIGHT_TEST /* tests: many blocks and bands in flight, small images too */
+#define HT_WF_DK 32
+#else
 #define HT_WF_DK 256
 #endif
-#define DK HT_WF_DK /* iterations per block                               */
-#define DPUB 32     /* iterations between two waits / publications        */
-#ifndef HT_WF_DSLACK
-#define HT_WF_DSLACK 2
 #endif
-#define DSLACK HT_WF_DSLACK /* extra columns a waiting band lets the band above run */
+#define DK HT_WF_DK /* iterations per block                               */
+#define DPUB 32     /* iterations between two publications of progress    */
+#ifndef HT_WF_DRING
+#define HT_WF_DRING 4
+#endif
+#define DRING HT_WF_DRING /* bands in flight per thread, at most, in halves */
+#ifndef HT_WF_DMIN
+#ifdef HT_WF_HEIGHT_TEST
+#define HT_WF_DMIN 8
+#else
+#define HT_WF_DMIN 32
+#endif
+#endif
+#define DMIN HT_WF_DMIN /* shortest block but a band's last: fewer to go, a thread
+                         * does another band meanwhile                   */
 _Static_assert(DG % 8 == 0 && DG >= 8 && DG <= 64, "DG: a multiple of 8 up to 64");
 _Static_assert(DK % DPUB == 0 && DK % 8 == 0, "a block holds whole publication spans");
+_Static_assert(DMIN % 8 == 0 && DMIN >= 8 && DMIN <= DK, "DMIN: whole vectors, at most a block");
 
 struct dtile {
   _Alignas(64) int32_t s[DK + 2][DG]; /* lanes of each iteration: input (and terms), then masks */
   _Alignas(64) int32_t in[DG][DK]; /* row j: columns i0 - 2j .. of the block, then its masks   */
-  uint8_t out[DG][DK + 8];       /* level indices not yet stored, from column out0[j]       */
+  /* level indices not yet stored, from column out0[j] of the band's row
+   * j: stored once DK wait (short blocks too make long stores), or when
+   * the thread leaves the band (then up to 7 go to its pend) */
+  uint8_t out[DG][2 * DK + 8];
+};
+
+/* A diagonal band between two of its blocks: all that the thread that
+ * runs its next block needs, whichever thread ran the last one. */
+struct dband {
+  _Alignas(64) int32_t e[DG], c1[DG], c2[DG]; /* diag_block's registers                */
+  uint8_t pend[DG][8]; /* while parked: row j's level indices from column out0[j] (< 8) */
   int64_t out0[DG];
+  int64_t b, y0;       /* the band: rows y0 .. y0 + g - 1                              */
+  int64_t i0, n;       /* its next iteration, and its iterations in all               */
+  int g;
+  int by;              /* the thread that ran its last block                         */
 };
 
 #if WF_AVX2
@@ -772,20 +831,21 @@ HT_AI DAVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t 
 
 #define DTERM(e, q) _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, q), half_q), HT_Q_BITS)
 
-/* Band B, of g rows, in NV = ceil(g / 8) vectors (rows past g, in the
- * image's last band only, run on zeros and are not stored). */
-HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
+/* The next n iterations of band S (n from dspan), of g rows in NV =
+ * ceil(g / 8) vectors (rows past g, in the image's last band only, run on
+ * zeros and are not stored), in thread buffers d. The band above must
+ * have done the columns the block reads. True when that was the
+ * band's last block: then S may be taken by a new band at once. */
+HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume, const int n)
 {
-  const int64_t b = B->b, w = W->w, y0 = B->y0;
-  const int g = B->g, skew = 2 * (8 * NV - 1);
-  const int64_t N = w + skew; /* iterations: the last row's column w - 1 is at w - 1 + skew */
+  const int64_t b = S->b, w = W->w, y0 = S->y0, i0 = S->i0, N = S->n;
+  const int g = S->g, skew = 2 * (8 * NV - 1);
   int32_t *const next = band_set(W, b);
   const int32_t *const above = b > 0 ? band_set(W, b - 1) : W->zero + PAD;
-  dtile *const d = W->dtiles + me;
   const ht_rows *const rows = W->rows;
   const uint8_t *const gray =
       rows->in_format == HT_FORMAT_U8 && rows->in_channels == 1 && rows->in_channel == 0 ? rows->in : NULL;
-  progress *const mine = &W->prog[b % (W->T + 1)];
+  progress *const mine = &W->prog[b % W->ring];
   const __m256i half_q = _mm256_set1_epi32(HT_Q_HALF), q_left = _mm256_set1_epi32(W->q[0][HT_FILTER_MAX_LEFT + 1]),
                 q_ur = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT - 1]),
                 q_up = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT]),
@@ -793,12 +853,6 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
                 one = _mm256_set1_epi32(HT_FX_ONE), up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6),
                 lanes = _mm256_setr_epi32(0, -2, -4, -6, -8, -10, -12, -14), wv = _mm256_set1_epi32((int)w),
                 zero = _mm256_setzero_si256();
-  pace *const pc = &W->pace[me];
-  int64_t t_mark = pc->t_mark, waited = pc->waited, units = pc->units;
-  uint64_t seen = 0;
-  /* column 0 of the row above is read before the first iteration */
-  if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(w < DPUB + 2 ? w : DPUB + 2), DSLACK, (uint64_t)w, &seen, &waited))
-    return false;
   /* e: the errors of the iteration before (the left neighbours). The
    * terms from above and above-left, which come from the moved vector of
    * one and two iterations before, are added to the coming iterations'
@@ -807,151 +861,481 @@ HT_AI DAVX2 bool diag_band(const int NV, wf *W, int me, const band *B)
    * the next block. At iteration -1, lane 0 of the moved vector is
    * column 0 of the row above. */
   __m256i e[DG / 8], c1[DG / 8], c2[DG / 8];
-  for (int k = 0; k < NV; k++)
-    e[k] = c1[k] = c2[k] = zero;
-  {
+  if (i0 == 0) {
+    for (int k = 0; k < NV; k++)
+      e[k] = c1[k] = c2[k] = zero;
     const __m256i a = _mm256_setr_epi32(above[0], 0, 0, 0, 0, 0, 0, 0);
     c1[0] = DTERM(a, q_up);
     c2[0] = DTERM(a, q_ul);
+    for (int j = 0; j < g; j++)
+      S->out0[j] = 0;
+  } else {
+    for (int k = 0; k < NV; k++) {
+      e[k] = _mm256_load_si256((const __m256i *)(const void *)&S->e[8 * k]);
+      c1[k] = _mm256_load_si256((const __m256i *)(const void *)&S->c1[8 * k]);
+      c2[k] = _mm256_load_si256((const __m256i *)(const void *)&S->c2[8 * k]);
+    }
+    if (resume) /* the thread ran another band last */
+      for (int j = 0; j < g; j++)
+        memcpy(d->out[j], S->pend[j], 8);
   }
-  for (int j = 0; j < g; j++)
-    d->out0[j] = 0;
-  for (int64_t i0 = 0; i0 < N; i0 += DK) {
-    if (ht_job_cancelled(W->job))
-      return false;
-    const int n = (int)(N - i0 < DK ? N - i0 : DK), n8 = (n + 7) & ~7;
-    /* input: row j's columns i0 - 2j .. i0 - 2j + n8 - 1, zeros outside.
-     * An 8-bit gray image (the CLI's usual input), in a block that lies
-     * inside it, is read here as bytes (ht_fx_from_u8: v * 257); anything
-     * else goes through rows->load. */
-    if (gray && i0 - skew >= 0 && i0 + n8 <= w) {
-      for (int k = 0; k < NV; k++)
-        for (int t = 0; t < n8; t += 8) {
-          __m256i r[8], o[8];
-          for (int l = 0; l < 8; l++) {
-            const int j = 8 * k + l;
-            if (j >= g) {
-              r[l] = zero;
-              continue;
-            }
-            const uint8_t *p = gray + (size_t)(y0 + j) * rows->in_stride + (size_t)(i0 + t - 2 * j);
-            const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
-            r[l] = _mm256_add_epi32(_mm256_slli_epi32(v, 8), v);
+  const int n8 = (n + 7) & ~7; /* n is a multiple of 8 but in the last block */
+#ifdef HT_WF_HEIGHT_TEST /* iteration i reads column i + 1 of the band above */
+  if (b > 0 && atomic_load(&W->prog[(b - 1) % W->ring].v) <
+                   (((uint64_t)(b - 1) << 32) | (uint64_t)(i0 + n + 1 < w ? i0 + n + 1 : w)))
+    atomic_fetch_add_explicit(&ht_wf_test_overruns, 1, memory_order_relaxed);
+#endif
+  /* input: row j's columns i0 - 2j .. i0 - 2j + n8 - 1, zeros outside.
+   * An 8-bit gray image (the CLI's usual input), in a block that lies
+   * inside it, is read here as bytes (ht_fx_from_u8: v * 257); anything
+   * else goes through rows->load. */
+  if (gray && i0 - skew >= 0 && i0 + n8 <= w) {
+    for (int k = 0; k < NV; k++)
+      for (int t = 0; t < n8; t += 8) {
+        __m256i r[8], o[8];
+        for (int l = 0; l < 8; l++) {
+          const int j = 8 * k + l;
+          if (j >= g) {
+            r[l] = zero;
+            continue;
           }
-          transpose8r(r, o);
-          for (int c = 0; c < 8; c++)
-            _mm256_store_si256((__m256i *)(void *)&d->s[t + c][8 * k], o[c]);
+          const uint8_t *p = gray + (size_t)(y0 + j) * rows->in_stride + (size_t)(i0 + t - 2 * j);
+          const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+          r[l] = _mm256_add_epi32(_mm256_slli_epi32(v, 8), v);
         }
-    } else {
-      for (int j = 0; j < 8 * NV; j++) {
-        const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n8 < w ? x0 + n8 : w;
-        if (j >= g || a >= z) {
-          memset(d->in[j], 0, (size_t)n8 * sizeof(int32_t));
-          continue;
-        }
-        memset(d->in[j], 0, (size_t)(a - x0) * sizeof(int32_t));
-        rows->load(rows, y0 + j, a, z - a, d->in[j] + (a - x0));
-        memset(d->in[j] + (z - x0), 0, (size_t)(x0 + n8 - z) * sizeof(int32_t));
+        transpose8r(r, o);
+        for (int c = 0; c < 8; c++)
+          _mm256_store_si256((__m256i *)(void *)&d->s[t + c][8 * k], o[c]);
       }
-      for (int k = 0; k < NV; k++)
-        for (int t = 0; t < n8; t += 8)
-          transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
-    }
-    for (int k = 0; k < NV; k++) {
-      _mm256_store_si256((__m256i *)(void *)&d->s[n8][8 * k], zero);
-      _mm256_store_si256((__m256i *)(void *)&d->s[n8 + 1][8 * k], zero);
-      __m256i *s0 = (__m256i *)(void *)&d->s[0][8 * k], *s1 = (__m256i *)(void *)&d->s[1][8 * k];
-      _mm256_store_si256(s0, _mm256_add_epi32(_mm256_load_si256(s0), c1[k]));
-      _mm256_store_si256(s1, _mm256_add_epi32(_mm256_load_si256(s1), c2[k]));
-    }
-    for (int t = 0; t < n; t++) {
-      const int64_t i = i0 + t;
-      if ((i & (DPUB - 1)) == 0) {
-        /* row 0 reads column i + 1 of the row above in iteration i: up
-         * to column i + DPUB in this span */
-        if (b > 0 && !wait_band(W, me, b - 1, (uint64_t)(i + DPUB + 2 < w ? i + DPUB + 2 : w), DSLACK, (uint64_t)w,
-                                &seen, &waited))
-          return false;
-        if (i > skew) /* the last row's columns < i - skew are done */
-          publish(mine, ((uint64_t)b << 32) | (uint64_t)(i - skew < w ? i - skew : w));
+  } else {
+    for (int j = 0; j < 8 * NV; j++) {
+      const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n8 < w ? x0 + n8 : w;
+      if (j >= g || a >= z) {
+        memset(d->in[j], 0, (size_t)n8 * sizeof(int32_t));
+        continue;
       }
-      __m256i carry = _mm256_set1_epi32(i + 1 < w ? above[i + 1] : 0);
-      const int edge = i < skew || i >= w;
-#pragma GCC unroll 8
-      for (int k = 0; k < NV; k++) {
-        const __m256i m = _mm256_permutevar8x32_epi32(e[k], up);
-        const __m256i a = _mm256_blend_epi32(m, carry, 1); /* the moved vector: above-right */
-        carry = m;
-        __m256i *const st = (__m256i *)(void *)&d->s[t][8 * k], *const s1 = st + DG / 8, *const s2 = st + DG / 4;
-        __m256i v = _mm256_load_si256(st);
-        v = _mm256_add_epi32(v, _mm256_add_epi32(DTERM(e[k], q_left), DTERM(a, q_ur)));
-        /* a is above (above-left) of this lane's pixel one (two) iterations on */
-        _mm256_store_si256(s1, _mm256_add_epi32(_mm256_load_si256(s1), DTERM(a, q_up)));
-        _mm256_store_si256(s2, _mm256_add_epi32(_mm256_load_si256(s2), DTERM(a, q_ul)));
-        const __m256i on = _mm256_cmpgt_epi32(v, mid); /* ht_fx_binary */
-        __m256i err = _mm256_sub_epi32(v, _mm256_and_si256(on, one));
-        if (edge) { /* lanes outside the image: their error is dropped */
-          const __m256i x = _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(i - 16 * k)));
-          err = _mm256_and_si256(err, _mm256_andnot_si256(_mm256_cmpgt_epi32(zero, x), _mm256_cmpgt_epi32(wv, x)));
-        }
-        _mm256_store_si256(st, on);
-        e[k] = err;
-      }
-      const int64_t xl = i - skew; /* the last row's column */
-      if (xl >= 0 && xl < w)
-        next[xl] = _mm256_extract_epi32(e[NV - 1], 7);
+      memset(d->in[j], 0, (size_t)(a - x0) * sizeof(int32_t));
+      rows->load(rows, y0 + j, a, z - a, d->in[j] + (a - x0));
+      memset(d->in[j] + (z - x0), 0, (size_t)(x0 + n8 - z) * sizeof(int32_t));
     }
-    for (int k = 0; k < NV; k++) {
-      c1[k] = _mm256_load_si256((const __m256i *)(const void *)&d->s[n][8 * k]);
-      c2[k] = _mm256_load_si256((const __m256i *)(const void *)&d->s[n + 1][8 * k]);
-    }
-    /* output: the masks back into rows, then each row's columns in order
-     * (1-bit output takes whole bytes: up to 7 columns wait) */
     for (int k = 0; k < NV; k++)
       for (int t = 0; t < n8; t += 8)
-        transpose8(&d->s[t][8 * k], DG, &d->in[8 * k][t], DK);
-    for (int j = 0; j < g; j++) {
-      const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n < w ? x0 + n : w;
-      if (a >= z)
-        continue;
-      uint8_t *o = d->out[j] + (a - d->out0[j]);
+        transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
+  }
+  for (int k = 0; k < NV; k++) {
+    _mm256_store_si256((__m256i *)(void *)&d->s[n8][8 * k], zero);
+    _mm256_store_si256((__m256i *)(void *)&d->s[n8 + 1][8 * k], zero);
+    __m256i *s0 = (__m256i *)(void *)&d->s[0][8 * k], *s1 = (__m256i *)(void *)&d->s[1][8 * k];
+    _mm256_store_si256(s0, _mm256_add_epi32(_mm256_load_si256(s0), c1[k]));
+    _mm256_store_si256(s1, _mm256_add_epi32(_mm256_load_si256(s1), c2[k]));
+  }
+  for (int t = 0; t < n; t++) {
+    const int64_t i = i0 + t;
+    /* the last row's columns < i - skew are done */
+    if ((i & (DPUB - 1)) == 0 && i > skew)
+      publish(mine, ((uint64_t)b << 32) | (uint64_t)(i - skew < w ? i - skew : w));
+    __m256i carry = _mm256_set1_epi32(i + 1 < w ? above[i + 1] : 0);
+    const int edge = i < skew || i >= w;
+#pragma GCC unroll 8
+    for (int k = 0; k < NV; k++) {
+      const __m256i m = _mm256_permutevar8x32_epi32(e[k], up);
+      const __m256i a = _mm256_blend_epi32(m, carry, 1); /* the moved vector: above-right */
+      carry = m;
+      __m256i *const st = (__m256i *)(void *)&d->s[t][8 * k], *const s1 = st + DG / 8, *const s2 = st + DG / 4;
+      __m256i v = _mm256_load_si256(st);
+      v = _mm256_add_epi32(v, _mm256_add_epi32(DTERM(e[k], q_left), DTERM(a, q_ur)));
+      /* a is above (above-left) of this lane's pixel one (two) iterations on */
+      _mm256_store_si256(s1, _mm256_add_epi32(_mm256_load_si256(s1), DTERM(a, q_up)));
+      _mm256_store_si256(s2, _mm256_add_epi32(_mm256_load_si256(s2), DTERM(a, q_ul)));
+      const __m256i on = _mm256_cmpgt_epi32(v, mid); /* ht_fx_binary */
+      __m256i err = _mm256_sub_epi32(v, _mm256_and_si256(on, one));
+      if (edge) { /* lanes outside the image: their error is dropped */
+        const __m256i x = _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(i - 16 * k)));
+        err = _mm256_and_si256(err, _mm256_andnot_si256(_mm256_cmpgt_epi32(zero, x), _mm256_cmpgt_epi32(wv, x)));
+      }
+      _mm256_store_si256(st, on);
+      e[k] = err;
+    }
+    const int64_t xl = i - skew; /* the last row's column */
+    if (xl >= 0 && xl < w)
+      next[xl] = _mm256_extract_epi32(e[NV - 1], 7);
+  }
+  for (int k = 0; k < NV; k++) {
+    _mm256_store_si256((__m256i *)(void *)&S->e[8 * k], e[k]);
+    _mm256_store_si256((__m256i *)(void *)&S->c1[8 * k],
+                       _mm256_load_si256((const __m256i *)(const void *)&d->s[n][8 * k]));
+    _mm256_store_si256((__m256i *)(void *)&S->c2[8 * k],
+                       _mm256_load_si256((const __m256i *)(const void *)&d->s[n + 1][8 * k]));
+  }
+  /* output: the masks back into rows, then each row's columns in order
+   * (1-bit output takes whole bytes: up to 7 columns wait) */
+  for (int k = 0; k < NV; k++)
+    for (int t = 0; t < n8; t += 8)
+      transpose8(&d->s[t][8 * k], DG, &d->in[8 * k][t], DK);
+  for (int j = 0; j < g; j++) {
+    const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n < w ? x0 + n : w;
+    if (a < z) {
+      uint8_t *o = d->out[j] + (a - S->out0[j]);
       const int32_t *src = d->in[j] + (a - x0);
       for (int64_t k = 0; k < z - a; k++)
         o[k] = (uint8_t)(src[k] & 1);
       const int64_t xe = z == w ? w : z & ~(int64_t)7;
-      if (xe > d->out0[j]) {
-        rows->store(rows, y0 + j, d->out0[j], xe - d->out0[j], d->out[j]);
-        memmove(d->out[j], d->out[j] + (xe - d->out0[j]), (size_t)(z - xe));
-        d->out0[j] = xe;
+      if (xe > S->out0[j] && (z == w || z - S->out0[j] >= DK)) {
+        rows->store(rows, y0 + j, S->out0[j], xe - S->out0[j], d->out[j]);
+        memmove(d->out[j], d->out[j] + (xe - S->out0[j]), (size_t)(z - xe));
+        S->out0[j] = xe;
       }
     }
-    units += (int64_t)g * n / C;
-    pace_sample(W, me, &t_mark, &waited, &units);
+  }
+  S->i0 = i0 + n;
+  if (i0 + n < N) {
+    if (i0 + n > skew)
+      publish(mine, ((uint64_t)b << 32) | (uint64_t)(i0 + n - skew < w ? i0 + n - skew : w));
+    return false;
   }
   publish(mine, ((uint64_t)b << 32) | (uint64_t)w);
-  pc->t_mark = t_mark;
-  pc->waited = waited;
-  pc->units = units;
   return true;
 }
 
-DAVX2 static bool diag_band_avx2(wf *W, int me, const band *B)
+DAVX2 static bool diag_block_avx2(wf *W, dband *S, dtile *d, bool resume, int n)
 {
-  switch ((B->g + 7) / 8) {
-  case 1: return diag_band(1, W, me, B);
-  case 2: return diag_band(2, W, me, B);
+  switch ((S->g + 7) / 8) {
+  case 1: return diag_block(1, W, S, d, resume, n);
+  case 2: return diag_block(2, W, S, d, resume, n);
 #if DG > 16
-  case 3: return diag_band(3, W, me, B);
-  case 4: return diag_band(4, W, me, B);
+  case 3: return diag_block(3, W, S, d, resume, n);
+  case 4: return diag_block(4, W, S, d, resume, n);
 #endif
 #if DG > 32
-  case 5: return diag_band(5, W, me, B);
-  case 6: return diag_band(6, W, me, B);
-  case 7: return diag_band(7, W, me, B);
-  case 8: return diag_band(8, W, me, B);
+  case 5: return diag_block(5, W, S, d, resume, n);
+  case 6: return diag_block(6, W, S, d, resume, n);
+  case 7: return diag_block(7, W, S, d, resume, n);
+  case 8: return diag_block(8, W, S, d, resume, n);
 #endif
-  default: return false;
+  default: return true;
   }
+}
+#endif
+
+/* ----------------------------------------- the diagonal kernel's threads */
+#if WF_AVX2
+
+/* The diagonal kernel's bands are not tied to threads. A band is run a
+ * block at a time, and a block only starts once the band above has done
+ * every column it reads, so it never waits inside. Between two blocks
+ * the band's state (a dband, under 1 KB) lies in the ring, and whichever
+ * thread is free runs the next block of some band. A thread keeps its
+ * band while the band's next block can run, but first takes a parked
+ * band higher in the image that can (the bands below wait on it). When
+ * its own band would have to wait, it parks it and runs a parked band
+ * that can go on, or starts a new band, as long as the ring has a slot
+ * for one; only when there is none of these does it wait. So a slower
+ * thread (a busy core of a virtual machine) holds up only the band it
+ * runs, for one block, not a chain of bands: the other threads work on
+ * the bands around it. A block runs as far as the band above allows, up
+ * to DK iterations; below DMIN the thread looks for other work first.
+ * No thread ever waits inside a block, and the highest unfinished band
+ * can always go on, so some thread always can: there is no deadlock
+ * however the bands are parked. On the 16-vCPU GPU host this took 16
+ * threads from about 80% of what 16 independent halftonings reach to
+ * about 95%, with a thread waiting about 1% of the time where it waited
+ * 10-20% (BENCHMARKS.md, tenth session). */
+
+/* What the shortest block band b may run, from iteration i0 of n, needs
+ * of the band above's progress: column i + 1 is read in iteration i. */
+static inline uint64_t dneed(const wf *W, int64_t b, int64_t i0, int64_t n)
+{
+  if (b == 0)
+    return 0;
+  const int64_t end = i0 + (n - i0 < DMIN ? n - i0 : DMIN) + 1;
+  return ((uint64_t)(b - 1) << 32) | (uint64_t)(end < W->w ? end : W->w);
+}
+
+static inline bool dmet(const wf *W, int64_t b, uint64_t need)
+{
+  return b == 0 || atomic_load_explicit(&W->prog[(b - 1) % W->ring].v, memory_order_acquire) >= need;
+}
+
+/* The iterations band S may run now: up to DK, as many as the band
+ * above has done columns for, a multiple of 8 (the block's carries sit
+ * in whole vectors of 8) but for the band's last; 0 below DMIN. */
+static int64_t dspan(const wf *W, const dband *S)
+{
+  const int64_t left = S->n - S->i0;
+  int64_t n = left < DK ? left : DK;
+  if (S->b > 0) {
+    const uint64_t v = atomic_load_explicit(&W->prog[(S->b - 1) % W->ring].v, memory_order_acquire),
+                   base = (uint64_t)(S->b - 1) << 32;
+    const int64_t done = v < base ? 0 : (int64_t)(v - base); /* columns done by the band above */
+    const int64_t a = done - 1 - S->i0; /* iterations up to done - 2 read columns it has */
+    if (done < W->w && a < n)
+      n = a < 0 ? 0 : a & ~(int64_t)7;
+  }
+  return n < left && n < DMIN ? 0 : n;
+}
+
+static inline bool dready(const wf *W, const dband *S)
+{
+  return dspan(W, S) > 0;
+}
+
+/* Stores what thread buffers d hold of band S's output, but for the
+ * last columns of a row short of a whole byte, which go to S->pend: the
+ * next thread to run S may be another. */
+static void dflush(const wf *W, dband *S, dtile *d)
+{
+  for (int j = 0; j < S->g; j++) {
+    const int64_t x = S->i0 - 2 * j, z = x < 0 ? 0 : x < W->w ? x : W->w; /* columns < z are done */
+    const int64_t xe = z == W->w ? z : z & ~(int64_t)7;
+    if (xe > S->out0[j]) {
+      W->rows->store(W->rows, S->y0 + j, S->out0[j], xe - S->out0[j], d->out[j]);
+      memmove(d->out[j], d->out[j] + (xe - S->out0[j]), (size_t)(z - xe));
+      S->out0[j] = xe;
+    }
+    memcpy(S->pend[j], d->out[j], 8);
+  }
+}
+
+/* Puts band S, held by the caller, where any thread may take it. */
+static void dpark(wf *W, dband *S)
+{
+  dpark_slot *p = &W->parked[S->b % W->ring];
+  atomic_store_explicit(&p->need, dneed(W, S->b, S->i0, S->n), memory_order_relaxed);
+  atomic_fetch_add_explicit(&W->nparked, 1, memory_order_relaxed);
+  atomic_store_explicit(&p->b, S->b, memory_order_release); /* after S itself */
+  int64_t top = atomic_load_explicit(&W->ptop, memory_order_relaxed);
+  while (S->b < top && !atomic_compare_exchange_weak_explicit(&W->ptop, &top, S->b, memory_order_relaxed,
+                                                              memory_order_relaxed)) {
+  }
+}
+
+/* Takes the highest parked band above band `below` whose next block can
+ * run; NULL when there is none. With `below` < INT64_MAX (the caller's
+ * own band can go on, this only looks for one above it, which the bands
+ * below wait on) it trusts the hint ptop; without, it looks at every
+ * parked band, so that none is left behind. */
+static dband *dclaim(wf *W, int64_t below)
+{
+  while (atomic_load_explicit(&W->nparked, memory_order_relaxed) > 0 &&
+         (below == INT64_MAX || atomic_load_explicit(&W->ptop, memory_order_relaxed) < below)) {
+    int64_t best = -1, top = INT64_MAX;
+    for (int s = 0; s < W->ring; s++) {
+      const int64_t b = atomic_load_explicit(&W->parked[s].b, memory_order_relaxed);
+      if (b < 0)
+        continue;
+      if (b < top)
+        top = b;
+      if (b < below && (best < 0 || b < best) &&
+          dmet(W, b, atomic_load_explicit(&W->parked[s].need, memory_order_relaxed)))
+        best = b;
+    }
+    /* a band parked meanwhile may be above `top`: then it waits for the
+     * next thread whose own band cannot go on (which looks at them all) */
+    atomic_store_explicit(&W->ptop, top, memory_order_relaxed);
+    if (best < 0)
+      return NULL;
+    int64_t expect = best;
+    if (atomic_compare_exchange_strong_explicit(&W->parked[best % W->ring].b, &expect, -1, memory_order_acq_rel,
+                                                memory_order_relaxed)) {
+      atomic_fetch_sub_explicit(&W->nparked, 1, memory_order_relaxed);
+      dband *S = W->dbands + best % W->ring;
+      if (dready(W, S))
+        return S;
+      dpark(W, S); /* read while another thread ran it: not ready after all */
+    }
+  }
+  return NULL;
+}
+
+static inline bool dtickets_left(const wf *W)
+{
+  return (int64_t)((atomic_load_explicit(&W->ticket, memory_order_relaxed) >> 8) & 0x1ffffff) < W->h;
+}
+
+/* Starts the next band of the image, if its slot of the ring is free and
+ * its first block can run; NULL otherwise. Band b takes slot b mod ring
+ * from band b - ring, whose last row band b - ring + 1 reads: that one
+ * must be done. */
+static int band_rows(const wf *W, int me);
+
+static dband *dtake(wf *W, int me)
+{
+  const int want = band_rows(W, me);
+  uint64_t t = atomic_load_explicit(&W->ticket, memory_order_relaxed);
+  for (;;) {
+    const int64_t b = (int64_t)(t >> 33), y0 = (int64_t)((t >> 8) & 0x1ffffff);
+    if (y0 >= W->h)
+      return NULL;
+    const int64_t r = b - W->ring + 1;
+    if (r >= 0 && atomic_load_explicit(&W->prog[r % W->ring].v, memory_order_acquire) <
+                      (((uint64_t)r << 32) | (uint64_t)W->w))
+      return NULL;
+    const int g = (int)(W->h - y0 < want ? W->h - y0 : want);
+    const int64_t n = W->w + 2 * (8 * ((g + 7) / 8) - 1);
+    if (!dmet(W, b, dneed(W, b, 0, n)))
+      return NULL;
+    const uint64_t next = ((uint64_t)(b + 1) << 33) | ((uint64_t)(y0 + g) << 8) | (uint64_t)g;
+    if (atomic_compare_exchange_weak_explicit(&W->ticket, &t, next, memory_order_relaxed, memory_order_relaxed)) {
+      dband *S = W->dbands + b % W->ring;
+      S->b = b;
+      S->y0 = y0;
+      S->g = g;
+      S->i0 = 0;
+      S->n = n;
+#ifdef HT_WF_HEIGHT_TEST
+      if (g != W->bg && y0 + g < W->h)
+        atomic_fetch_add_explicit(&ht_wf_test_other_heights, 1, memory_order_relaxed);
+#endif
+      return S;
+    }
+  }
+}
+
+static void dwork(wf *W, int me)
+{
+#ifdef HT_WF_STATS
+  const int64_t t_start = ht_now_ns();
+  W->st[me].cpu0 = sched_getcpu();
+#endif
+  dtile *const d = W->dtiles + me;
+  dband *cur = NULL;
+  const dband *ran = NULL; /* the band whose output d holds */
+  int64_t ticked = 0;
+  /* idling: since when, the last sign of life, spins */
+  bool idle = false;
+  int64_t t_idle = 0, t_moved = 0;
+  uint64_t beat = 0;
+  unsigned spins = 0;
+  while (!ht_job_cancelled(W->job)) {
+    /* only the calling thread reports progress (and may cancel) */
+    if (me == 0) {
+      const int64_t r = atomic_load_explicit(&W->rows_done, memory_order_relaxed);
+      if (r > ticked && !ht_job_tick(W->job, ticked = r, W->h))
+        break;
+    }
+#ifdef HT_WF_STATS
+    const int64_t t_sched = ht_now_ns();
+#endif
+    int64_t n = cur ? dspan(W, cur) : 0;
+    bool own = n > 0;
+#ifdef HT_WF_HEIGHT_TEST /* tests: hand bands over that could go on, too */
+    if (own && ((uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u >> 61) == 0)
+      own = false;
+#endif
+    dband *S = dclaim(W, own ? cur->b : INT64_MAX);
+    if (!S && own)
+      S = cur;
+    if (!S)
+      S = dtake(W, me);
+    if (S && S != cur)
+      n = dspan(W, S); /* > 0: it was ready, and the band above only moves on */
+#ifdef HT_WF_STATS
+    W->st[me].sched_ns += ht_now_ns() - t_sched;
+#endif
+    if (S) {
+      if (idle) {
+        idle = false;
+        atomic_fetch_sub(&W->idlers, 1);
+#ifdef HT_WF_STATS
+        W->st[me].wait_ns += ht_now_ns() - t_idle;
+#endif
+      }
+      if (cur && S != cur) {
+        dflush(W, cur, d);
+        ran = NULL;
+        dpark(W, cur);
+#ifdef HT_WF_STATS
+        W->st[me].steps++;
+#endif
+      }
+#ifdef HT_WF_HEIGHT_TEST
+      if (S->i0 > 0 && S->by != me)
+        atomic_fetch_add_explicit(&ht_wf_test_moves, 1, memory_order_relaxed);
+#endif
+      cur = S;
+      cur->by = me;
+      const int64_t end = cur->y0 + cur->g;
+#ifdef HT_WF_STATS
+      const int g = cur->g;
+#endif
+      /* once its last block is done, the band's slot may be a new band's */
+      const bool done = diag_block_avx2(W, cur, d, cur != ran, (int)n);
+      ran = cur;
+      if (atomic_load(&W->idlers) > 0) { /* seq_cst: see the sleeper below */
+        atomic_fetch_add(&W->beat, 1);
+        if (atomic_load(&W->sleepers) > 0) {
+          pthread_mutex_lock(&W->idle_lock);
+          pthread_cond_broadcast(&W->idle_wake);
+          pthread_mutex_unlock(&W->idle_lock);
+        }
+      }
+      if (done) { /* bands end in order: each waits on the one above */
+        int64_t r = atomic_load_explicit(&W->rows_done, memory_order_relaxed);
+        while (r < end &&
+               !atomic_compare_exchange_weak_explicit(&W->rows_done, &r, end, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+        }
+#ifdef HT_WF_STATS
+        W->st[me].bands++;
+        W->st[me].rows += g;
+#endif
+        cur = NULL;
+        ran = NULL; /* its slot may come back as another band */
+      }
+      continue;
+    }
+    if (!cur && !dtickets_left(W) && atomic_load_explicit(&W->nparked, memory_order_relaxed) == 0)
+      break; /* what is left is in other threads' hands */
+    /* Nothing can run: spin while other threads make progress (a block
+     * takes microseconds), but when none shows for a while (preempted
+     * threads, a busy machine) block, as wait_band does. */
+    const int64_t now = ht_now_ns();
+    if (!idle) {
+      idle = true;
+      atomic_fetch_add(&W->idlers, 1);
+      t_idle = t_moved = now;
+      beat = atomic_load(&W->beat);
+      spins = 0;
+#ifdef HT_WF_STATS
+      W->st[me].waits++;
+#endif
+    }
+    if (++spins < 256)
+      cpu_relax();
+    else
+      sched_yield();
+    const uint64_t bt = atomic_load(&W->beat);
+    if (bt != beat) {
+      beat = bt;
+      t_moved = now;
+    }
+    if (now - t_moved > W->stall_ns || now - t_idle > POLL_NS) {
+      pthread_mutex_lock(&W->idle_lock);
+      atomic_fetch_add(&W->sleepers, 1);
+      if (atomic_load(&W->beat) == beat) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+          ts.tv_sec++;
+          ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&W->idle_wake, &W->idle_lock, &ts);
+      }
+      atomic_fetch_sub(&W->sleepers, 1);
+      pthread_mutex_unlock(&W->idle_lock);
+      t_idle = t_moved = ht_now_ns();
+#ifdef HT_WF_STATS
+      W->st[me].blocks++;
+#endif
+    }
+  }
+  if (idle)
+    atomic_fetch_sub(&W->idlers, 1);
+#ifdef HT_WF_STATS
+  W->st[me].run_ns = ht_now_ns() - t_start;
+  W->st[me].cpu1 = sched_getcpu();
+#endif
 }
 #endif
 
@@ -1018,6 +1402,12 @@ static bool take_band(wf *W, int me, band *B)
 
 static void work(wf *W, int me)
 {
+#if WF_AVX2
+  if (W->diag) {
+    dwork(W, me);
+    return;
+  }
+#endif
 #ifdef HT_WF_STATS
   const int64_t t_start = ht_now_ns();
   W->st[me].cpu0 = sched_getcpu();
@@ -1079,13 +1469,13 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   int64_t in_flight;
   if (W.diag) {
     /* The same for the diagonal kernel, whose next band starts about
-     * 2 * bg + DPUB columns after the band above, in bands of whole
-     * vectors; the slower threads take as few as 8 rows. */
+     * 2 * bg + DMIN columns after the band above (its shortest block), in
+     * bands of whole vectors. */
     W.bg = DG;
-    while (W.bg > 8 && (int64_t)T * (2 * W.bg + DPUB) > W.w)
+    while (W.bg > 8 && (int64_t)T * (2 * W.bg + DMIN) > W.w)
       W.bg -= 8;
     W.gmin = 8;
-    in_flight = (W.w + 2 * W.bg) / (2 * W.bg + DPUB);
+    in_flight = (W.w + 2 * W.bg) / (2 * W.bg + DMIN);
     /* A thread costs its start and wake-ups whatever its share; below
      * about 2^18 pixels a thread that share no longer pays for them (1K²
      * on the 16-vCPU GPU host, best of 3 rounds: 0.77 ms on 4 threads,
@@ -1130,23 +1520,35 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   ht_status st = HT_OK;
   worker *workers = NULL;
   int inited = 0; /* progress slots with a mutex and condition variable */
+  bool idle_ok = false; /* idle_lock and idle_wake too */
   /* With very wide images the per-thread rows add up: if they cannot be
    * had, run with half the threads (down to one) rather than fail. */
+  W.set_rows = W.diag ? 1 : HT_FILTER_MAX_DOWN; /* the diagonal kernel's filters reach one row down */
   for (;;) {
-    W.e = ht_alloc(job, (size_t)(T + 1) * HT_FILTER_MAX_DOWN, W.S * sizeof *W.e);
+    /* The diagonal kernel's bands may be more than its threads (parked
+     * bands): up to DRING per thread, as many as the width holds. */
+    W.ring = T + 1;
+    if (W.diag)
+      W.ring = (int)((int64_t)DRING * T / 2 < in_flight ? (int64_t)DRING * T / 2 : in_flight > T ? in_flight : T) + 1;
+    W.e = ht_alloc(job, (size_t)W.ring * (size_t)W.set_rows, W.S * sizeof *W.e);
     W.slide = ht_alloc(job, (size_t)T * G, (PAD + ER) * sizeof *W.slide);
     /* calloc aligns to 16 bytes only: one tile more, rounded up */
     W.tiles_mem = ht_alloc(job, (size_t)T * G + 1, sizeof *W.tiles);
     /* calloc aligns to 16 bytes only: take one slot more and round up, so
      * that every counter has its own cache line */
-    W.prog_mem = ht_alloc(job, (size_t)T + 2, sizeof *W.prog);
+    W.prog_mem = ht_alloc(job, (size_t)W.ring + 1, sizeof *W.prog);
     W.pace_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.pace);
     W.dtiles_mem = W.diag ? ht_alloc(job, (size_t)T + 1, sizeof(dtile)) : NULL;
+    W.dbands_mem = W.diag ? ht_alloc(job, (size_t)W.ring + 1, sizeof(dband)) : NULL;
+    W.parked = W.diag ? ht_alloc(job, (size_t)W.ring, sizeof *W.parked) : NULL;
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
-    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.pace_mem && workers && (W.dtiles_mem || !W.diag)) ||
+    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.pace_mem && workers &&
+         ((W.dtiles_mem && W.dbands_mem && W.parked) || !W.diag)) ||
         T == 1)
       break;
     free(W.dtiles_mem);
+    free(W.dbands_mem);
+    free(W.parked);
     free(W.e);
     free(W.slide);
     free(W.tiles_mem);
@@ -1159,9 +1561,11 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.tiles = W.tiles_mem ? (tile *)(((uintptr_t)W.tiles_mem + 63) & ~(uintptr_t)63) : NULL;
   W.pace = W.pace_mem ? (pace *)(((uintptr_t)W.pace_mem + 63) & ~(uintptr_t)63) : NULL;
   W.dtiles = W.dtiles_mem ? (dtile *)(((uintptr_t)W.dtiles_mem + 63) & ~(uintptr_t)63) : NULL;
+  W.dbands = W.dbands_mem ? (dband *)(((uintptr_t)W.dbands_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
-  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.pace || !workers || !lt_ok || (W.diag && !W.dtiles)) {
+  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.pace || !workers || !lt_ok ||
+      (W.diag && (!W.dtiles || !W.dbands || !W.parked))) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -1170,7 +1574,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   bool ca_ok = pthread_condattr_init(&ca) == 0;
   if (ca_ok)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the clock wait_band reads */
-  for (; inited <= T; inited++) {
+  for (; inited < W.ring; inited++) {
     atomic_init(&W.prog[inited].v, 0);
     atomic_init(&W.prog[inited].sleepers, 0);
     atomic_init(&W.prog[inited].polling, 0);
@@ -1181,23 +1585,35 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
       break;
     }
   }
+  if (ca_ok && pthread_mutex_init(&W.idle_lock, NULL) == 0) {
+    if (pthread_cond_init(&W.idle_wake, &ca) == 0)
+      idle_ok = true;
+    else
+      pthread_mutex_destroy(&W.idle_lock);
+  }
   if (ca_ok)
     pthread_condattr_destroy(&ca);
-  if (inited <= T) {
+  if (inited < W.ring || !idle_ok) {
     ht_set_msg(job->msg, "out of memory: could not create the wavefront's synchronisation objects");
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
-  W.band = instances[inst].fn[cpu_has_avx2()][W.levels == 2];
-#if WF_AVX2
-  if (W.diag)
-    W.band = diag_band_avx2;
-#endif
+  W.band = instances[inst].fn[cpu_has_avx2()][W.levels == 2]; /* unused with W.diag: see work() */
 
   /* Start the helpers; if one cannot be created, run with those that
    * were (the band assignment is fixed only once `go` is set). */
   for (int t = 0; t < T; t++)
     atomic_init(&W.pace[t].ns16, 0);
+  for (int k = 0; W.parked && k < W.ring; k++) {
+    atomic_init(&W.parked[k].b, -1);
+    atomic_init(&W.parked[k].need, 0);
+  }
+  atomic_init(&W.nparked, 0);
+  atomic_init(&W.ptop, INT64_MAX);
+  atomic_init(&W.rows_done, 0);
+  atomic_init(&W.idlers, 0);
+  atomic_init(&W.sleepers, 0);
+  atomic_init(&W.beat, 0);
   atomic_init(&W.go, 0);
   atomic_init(&W.ticket, 0);
   int started = 1;
@@ -1219,12 +1635,17 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
   fprintf(stderr, "wavefront: %d threads, %lld bands\n", W.T, (long long)(atomic_load(&W.ticket) >> 33));
   for (int t = 0; t < W.T; t++)
-    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u\n",
+    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u, %lld steps/switches, sched %.2f ms\n",
             t, W.st[t].cpu0, W.st[t].cpu1, (long long)W.st[t].bands, (long long)W.st[t].rows, (double)W.st[t].run_ns / 1e6,
             (double)W.st[t].wait_ns / 1e6, (long long)W.st[t].waits, (double)W.st[t].block_ns / 1e6,
-            (long long)W.st[t].blocks, atomic_load(&W.pace[t].ns16));
+            (long long)W.st[t].blocks, atomic_load(&W.pace[t].ns16), (long long)W.st[t].steps,
+            (double)W.st[t].sched_ns / 1e6);
 #endif
 out:
+  if (idle_ok) {
+    pthread_mutex_destroy(&W.idle_lock);
+    pthread_cond_destroy(&W.idle_wake);
+  }
   for (int k = 0; k < inited; k++) {
     pthread_mutex_destroy(&W.prog[k].lock);
     pthread_cond_destroy(&W.prog[k].wake);
@@ -1236,6 +1657,8 @@ out:
   free(W.prog_mem);
   free(W.pace_mem);
   free(W.dtiles_mem);
+  free(W.dbands_mem);
+  free(W.parked);
   free(workers);
   ht_level_table_free(&W.lt);
   return st;

@@ -6,7 +6,8 @@
  *
  * Built a second time against the library whose wavefront gives its
  * bands random heights (HT_WF_HEIGHT_TEST): then it also checks that
- * bands of other than the usual height were taken.
+ * bands of other than the usual height were taken, and that bands of
+ * the diagonal kernel went on in other threads than they started in.
  *
  * usage: test-equivalence PHOTO.pgm [shapes|photo|random]  */
 #include "common.h"
@@ -14,6 +15,8 @@
 #ifdef HT_WF_HEIGHT_TEST
 #include <stdatomic.h>
 extern _Atomic long long ht_wf_test_other_heights; /* core/wavefront.c, test builds */
+extern _Atomic long long ht_wf_test_moves;
+extern _Atomic long long ht_wf_test_overruns;
 #endif
 
 static const char *const customs[] = {
@@ -224,6 +227,15 @@ int main(int argc, char **argv)
 #ifdef HT_WF_HEIGHT_TEST
   CHECK(atomic_load(&ht_wf_test_other_heights) > 0, "the height-test wavefront never took a band of another height");
   printf("bands of another height: %lld\n", (long long)atomic_load(&ht_wf_test_other_heights));
+#if defined(__x86_64__) || defined(__i386__)
+  /* where the diagonal kernel runs, its bands also change threads (not
+   * in the small shapes alone: most are too narrow for two of its bands) */
+  if (strcmp(part, "shapes") && __builtin_cpu_supports("avx2"))
+    CHECK(atomic_load(&ht_wf_test_moves) > 0, "no diagonal band went on in another thread");
+#endif
+  printf("diagonal bands that went on in another thread: %lld\n", (long long)atomic_load(&ht_wf_test_moves));
+  CHECK(atomic_load(&ht_wf_test_overruns) == 0, "%lld diagonal blocks ran ahead of the band above",
+        (long long)atomic_load(&ht_wf_test_overruns));
 #endif
   ht_context_free(ctx);
   return test_finish("test-equivalence");
