@@ -229,7 +229,6 @@ struct wf {
   void *dbands_mem;
   dpark_slot *parked;  /* ring slots: the bands no thread holds           */
   _Alignas(64) _Atomic int nparked;
-  _Atomic int64_t ptop;      /* no parked band is above this one (a hint) */
   _Atomic int64_t rows_done; /* rows above this are finished              */
   _Alignas(64) _Atomic int idlers; /* threads with no block to run        */
   _Atomic int sleepers;      /* of those, blocked on idle_wake            */
@@ -1025,11 +1024,11 @@ DAVX2 static bool diag_block_avx2(wf *W, dband *S, dtile *d, bool resume, int n)
  * every column it reads, so it never waits inside. Between two blocks
  * the band's state (a dband, under 1 KB) lies in the ring, and whichever
  * thread is free runs the next block of some band. A thread keeps its
- * band while the band's next block can run, but first takes a parked
- * band higher in the image that can (the bands below wait on it). When
- * its own band would have to wait, it parks it and runs a parked band
- * that can go on, or starts a new band, as long as the ring has a slot
- * for one; only when there is none of these does it wait. So a slower
+ * band while the band's next block can run (taking a parked band higher
+ * in the image first measured slower: more switches). When its own band
+ * would have to wait, it parks it and runs the highest parked band that
+ * can go on, or starts a new band, as long as the ring has a slot for
+ * one; only when there is none of these does it wait. So a slower
  * thread (a busy core of a virtual machine) holds up only the band it
  * runs, for one block, not a chain of bands: the other threads work on
  * the bands around it. A block runs as far as the band above allows, up
@@ -1103,35 +1102,20 @@ static void dpark(wf *W, dband *S)
   atomic_store_explicit(&p->need, dneed(W, S->b, S->i0, S->n), memory_order_relaxed);
   atomic_fetch_add_explicit(&W->nparked, 1, memory_order_relaxed);
   atomic_store_explicit(&p->b, S->b, memory_order_release); /* after S itself */
-  int64_t top = atomic_load_explicit(&W->ptop, memory_order_relaxed);
-  while (S->b < top && !atomic_compare_exchange_weak_explicit(&W->ptop, &top, S->b, memory_order_relaxed,
-                                                              memory_order_relaxed)) {
-  }
 }
 
-/* Takes the highest parked band above band `below` whose next block can
- * run; NULL when there is none. With `below` < INT64_MAX (the caller's
- * own band can go on, this only looks for one above it, which the bands
- * below wait on) it trusts the hint ptop; without, it looks at every
- * parked band, so that none is left behind. */
-static dband *dclaim(wf *W, int64_t below)
+/* Takes the highest parked band whose next block can run (the bands
+ * below wait on it); NULL when there is none. */
+static dband *dclaim(wf *W)
 {
-  while (atomic_load_explicit(&W->nparked, memory_order_relaxed) > 0 &&
-         (below == INT64_MAX || atomic_load_explicit(&W->ptop, memory_order_relaxed) < below)) {
-    int64_t best = -1, top = INT64_MAX;
+  while (atomic_load_explicit(&W->nparked, memory_order_relaxed) > 0) {
+    int64_t best = -1;
     for (int s = 0; s < W->ring; s++) {
       const int64_t b = atomic_load_explicit(&W->parked[s].b, memory_order_relaxed);
-      if (b < 0)
-        continue;
-      if (b < top)
-        top = b;
-      if (b < below && (best < 0 || b < best) &&
+      if (b >= 0 && (best < 0 || b < best) &&
           dmet(W, b, atomic_load_explicit(&W->parked[s].need, memory_order_relaxed)))
         best = b;
     }
-    /* a band parked meanwhile may be above `top`: then it waits for the
-     * next thread whose own band cannot go on (which looks at them all) */
-    atomic_store_explicit(&W->ptop, top, memory_order_relaxed);
     if (best < 0)
       return NULL;
     int64_t expect = best;
@@ -1222,9 +1206,7 @@ static void dwork(wf *W, int me)
     if (own && ((uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u >> 61) == 0)
       own = false;
 #endif
-    dband *S = dclaim(W, own ? cur->b : INT64_MAX);
-    if (!S && own)
-      S = cur;
+    dband *S = own ? cur : dclaim(W);
     if (!S)
       S = dtake(W, me);
     if (S && S != cur)
@@ -1444,6 +1426,10 @@ static void *worker_main(void *arg)
 
 ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 {
+#ifdef HT_WF_STATS
+  const int64_t t_enter = ht_now_ns();
+  int64_t t_go = 0, t_work = 0, t_joined = 0;
+#endif
   const ht_filter *f = &job->filter;
   wf W;
   memset(&W, 0, sizeof W);
@@ -1609,7 +1595,6 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     atomic_init(&W.parked[k].need, 0);
   }
   atomic_init(&W.nparked, 0);
-  atomic_init(&W.ptop, INT64_MAX);
   atomic_init(&W.rows_done, 0);
   atomic_init(&W.idlers, 0);
   atomic_init(&W.sleepers, 0);
@@ -1626,10 +1611,19 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   }
   W.T = started;
   W.stall_ns = started <= ht_online_cores() ? STALL_NS_CORES : STALL_NS;
+#ifdef HT_WF_STATS
+  t_go = ht_now_ns();
+#endif
   atomic_store_explicit(&W.go, 1, memory_order_release);
   work(&W, 0);
+#ifdef HT_WF_STATS
+  t_work = ht_now_ns();
+#endif
   for (int t = 1; t < started; t++)
     pthread_join(workers[t].tid, NULL);
+#ifdef HT_WF_STATS
+  t_joined = ht_now_ns();
+#endif
   if (ht_job_cancelled(job))
     st = HT_ERR_CANCELLED;
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
@@ -1661,5 +1655,10 @@ out:
   free(W.parked);
   free(workers);
   ht_level_table_free(&W.lt);
+#ifdef HT_WF_STATS
+  fprintf(stderr, "wavefront: set-up %.2f ms, thread 0 %.2f ms, joins %.2f ms, clean-up %.2f ms\n",
+          (double)(t_go - t_enter) / 1e6, (double)(t_work - t_go) / 1e6, (double)(t_joined - t_work) / 1e6,
+          (double)(ht_now_ns() - t_joined) / 1e6);
+#endif
   return st;
 }
