@@ -155,17 +155,24 @@ static ht_status fail(ht_context *ctx, ht_status s, const char *fmt, ...)
   return s;
 }
 
-void *ht_alloc(ht_job *job, size_t count, size_t size)
+static void *alloc(ht_job *job, size_t count, size_t size, bool zero)
 {
   if (count && size > SIZE_MAX / count) {
     ht_set_msg(job->msg, "out of memory: %zu x %zu bytes is too large", count, size);
     return NULL;
   }
-  void *p = calloc(count ? count : 1, size ? size : 1);
+  void *p = zero ? calloc(count ? count : 1, size ? size : 1) : malloc(count && size ? count * size : 1);
   if (!p)
     ht_set_msg(job->msg, "out of memory: could not allocate %zu bytes of working memory", count * size);
   return p;
 }
+
+void *ht_alloc(ht_job *job, size_t count, size_t size) { return alloc(job, count, size, true); }
+
+/* For buffers that are written before they are read: calloc zeroes a
+ * block that malloc reuses, megabytes on the calling thread before the
+ * wavefront's threads start (BENCHMARKS.md, tenth session). */
+void *ht_alloc_raw(ht_job *job, size_t count, size_t size) { return alloc(job, count, size, false); }
 
 int64_t ht_now_ns(void)
 {

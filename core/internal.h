@@ -64,6 +64,7 @@ static inline bool ht_job_cancelled(const ht_job *job)
 }
 
 void *ht_alloc(ht_job *job, size_t count, size_t size);        /* zeroed, checked */
+void *ht_alloc_raw(ht_job *job, size_t count, size_t size);    /* not zeroed, checked */
 void ht_set_msg(char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The rounding step shared by the fast variants (ED-RC, EC-RC, wavefront):

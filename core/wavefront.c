@@ -1516,20 +1516,24 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     W.ring = T + 1;
     if (W.diag)
       W.ring = (int)((int64_t)DRING * T / 2 < in_flight ? (int64_t)DRING * T / 2 : in_flight > T ? in_flight : T) + 1;
-    W.e = ht_alloc(job, (size_t)W.ring * (size_t)W.set_rows, W.S * sizeof *W.e);
-    W.slide = ht_alloc(job, (size_t)T * G, (PAD + ER) * sizeof *W.slide);
+    /* the diagonal kernel writes every column of a set that it reads
+     * (iteration i reads column i + 1 < w, once the band above has
+     * published it), and its thread buffers before it reads them */
+    W.e = (W.diag ? ht_alloc_raw : ht_alloc)(job, (size_t)W.ring * (size_t)W.set_rows, W.S * sizeof *W.e);
+    /* the parallelogram's buffers, or the diagonal kernel's */
+    W.slide = W.diag ? NULL : ht_alloc(job, (size_t)T * G, (PAD + ER) * sizeof *W.slide);
     /* calloc aligns to 16 bytes only: one tile more, rounded up */
-    W.tiles_mem = ht_alloc(job, (size_t)T * G + 1, sizeof *W.tiles);
+    W.tiles_mem = W.diag ? NULL : ht_alloc(job, (size_t)T * G + 1, sizeof *W.tiles);
     /* calloc aligns to 16 bytes only: take one slot more and round up, so
      * that every counter has its own cache line */
     W.prog_mem = ht_alloc(job, (size_t)W.ring + 1, sizeof *W.prog);
     W.pace_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.pace);
-    W.dtiles_mem = W.diag ? ht_alloc(job, (size_t)T + 1, sizeof(dtile)) : NULL;
+    W.dtiles_mem = W.diag ? ht_alloc_raw(job, (size_t)T + 1, sizeof(dtile)) : NULL;
     W.dbands_mem = W.diag ? ht_alloc(job, (size_t)W.ring + 1, sizeof(dband)) : NULL;
     W.parked = W.diag ? ht_alloc(job, (size_t)W.ring, sizeof *W.parked) : NULL;
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
-    if ((W.e && W.slide && W.tiles_mem && W.prog_mem && W.pace_mem && workers &&
-         ((W.dtiles_mem && W.dbands_mem && W.parked) || !W.diag)) ||
+    if ((W.e && W.prog_mem && W.pace_mem && workers &&
+         (W.diag ? W.dtiles_mem && W.dbands_mem && W.parked : W.slide && W.tiles_mem)) ||
         T == 1)
       break;
     free(W.dtiles_mem);
@@ -1550,8 +1554,8 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   W.dbands = W.dbands_mem ? (dband *)(((uintptr_t)W.dbands_mem + 63) & ~(uintptr_t)63) : NULL;
   W.zero = ht_alloc(job, W.S, sizeof *W.zero);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
-  if (!W.e || !W.slide || !W.zero || !W.tiles || !W.prog || !W.pace || !workers || !lt_ok ||
-      (W.diag && (!W.dtiles || !W.dbands || !W.parked))) {
+  if (!W.e || !W.zero || !W.prog || !W.pace || !workers || !lt_ok ||
+      (W.diag ? !W.dtiles || !W.dbands || !W.parked : !W.slide || !W.tiles)) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -1602,6 +1606,9 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   atomic_init(&W.go, 0);
   atomic_init(&W.ticket, 0);
   int started = 1;
+#ifdef HT_WF_STATS
+  const int64_t t_alloc = ht_now_ns();
+#endif
   for (int t = 1; t < T; t++) {
     workers[t].W = &W;
     workers[t].me = t;
@@ -1656,8 +1663,8 @@ out:
   free(workers);
   ht_level_table_free(&W.lt);
 #ifdef HT_WF_STATS
-  fprintf(stderr, "wavefront: set-up %.2f ms, thread 0 %.2f ms, joins %.2f ms, clean-up %.2f ms\n",
-          (double)(t_go - t_enter) / 1e6, (double)(t_work - t_go) / 1e6, (double)(t_joined - t_work) / 1e6,
+  fprintf(stderr, "wavefront: set-up %.2f ms (threads %.2f), thread 0 %.2f ms, joins %.2f ms, clean-up %.2f ms\n",
+          (double)(t_go - t_enter) / 1e6, (double)(t_go - t_alloc) / 1e6, (double)(t_work - t_go) / 1e6, (double)(t_joined - t_work) / 1e6,
           (double)(ht_now_ns() - t_joined) / 1e6);
 #endif
   return st;
