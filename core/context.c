@@ -17,6 +17,7 @@ struct ht_context {
   ht_notice_fn notice;
   void *notice_user;
   ht_cuda *cuda;         /* opened on first GPU run                  */
+  ht_pool *pool;         /* the wavefront's threads, from its first run */
   bool cuda_tried;
   char cuda_msg[HT_MSG_MAX];
   ht_backend last_backend;
@@ -109,6 +110,7 @@ void ht_context_free(ht_context *ctx)
     return;
   if (ctx->cuda)
     ht_cuda_close(ctx->cuda);
+  ht_pool_free(ctx->pool);
   free(ctx);
 }
 
@@ -526,6 +528,9 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
   job->levels = p->levels;
   job->scan = p->scan;
   job->threads = ctx->threads > 0 ? ctx->threads : ht_online_cores();
+  if (job->threads > 1 && !ctx->pool)
+    ctx->pool = ht_pool_new(HT_POOL_MAX); /* NULL: threads of the run's own */
+  job->pool = ctx->pool;
   job->progress = ctx->progress;
   job->user = ctx->progress_user;
   job->span = 1.0;

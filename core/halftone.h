@@ -218,7 +218,9 @@ typedef bool (*ht_progress_fn)(double fraction, void *user);
 
 typedef struct ht_context ht_context;
 
-/* NULL only when out of memory. */
+/* NULL only when out of memory. A context runs one job at a time (use
+ * one per thread). It keeps the worker threads of its first threaded run
+ * for the next ones (asleep in between); ht_context_free ends them. */
 HT_API ht_context *ht_context_new(void);
 HT_API void ht_context_free(ht_context *ctx);
 

@@ -38,6 +38,18 @@ struct ht_rows {
   uint16_t lut[256];   /* level index -> stored output value        */
 };
 
+/* Worker threads kept from one run to the next (core/pool.c); one run
+ * at a time. */
+typedef struct ht_pool ht_pool;
+#define HT_POOL_MAX 1023 /* helpers at most, besides the calling thread */
+ht_pool *ht_pool_new(int max_helpers);   /* NULL when out of memory; no thread yet */
+/* Runs fn(arg, k) for k = 1 .. helpers on pool threads (started as
+ * needed) and returns how many it runs, fewer where threads could not
+ * be created. */
+int ht_pool_start(ht_pool *p, int helpers, void (*fn)(void *arg, int k), void *arg);
+void ht_pool_wait(ht_pool *p);           /* until every fn of the last start returned */
+void ht_pool_free(ht_pool *p);           /* ends the threads */
+
 /* What one algorithm run needs besides the rows. */
 typedef struct ht_job ht_job;
 struct ht_job {
@@ -45,6 +57,7 @@ struct ht_job {
   int levels;
   ht_scan scan;
   int threads;        /* >= 1, resolved                               */
+  ht_pool *pool;      /* the context's threads; NULL: create them     */
   /* progress: only ht_job_tick() touches these */
   ht_progress_fn progress;
   void *user;

@@ -1414,13 +1414,20 @@ static void work(wf *W, int me)
 #endif
 }
 
+/* A helper: once T is final, thread k works, if it is one of them. */
+static void helper(void *arg, int k)
+{
+  wf *W = arg;
+  while (atomic_load_explicit(&W->go, memory_order_acquire) == 0)
+    sched_yield();
+  if (k < W->T)
+    work(W, k);
+}
+
 static void *worker_main(void *arg)
 {
   worker *k = arg;
-  while (atomic_load_explicit(&k->W->go, memory_order_acquire) == 0)
-    sched_yield();
-  if (k->me < k->W->T)
-    work(k->W, k->me);
+  helper(k->W, k->me);
   return NULL;
 }
 
@@ -1609,13 +1616,16 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 #ifdef HT_WF_STATS
   const int64_t t_alloc = ht_now_ns();
 #endif
-  for (int t = 1; t < T; t++) {
-    workers[t].W = &W;
-    workers[t].me = t;
-    if (pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]) != 0)
-      break;
-    started++;
-  }
+  if (job->pool) /* the context's threads, kept from its last run */
+    started += ht_pool_start(job->pool, T - 1, helper, &W);
+  else
+    for (int t = 1; t < T; t++) {
+      workers[t].W = &W;
+      workers[t].me = t;
+      if (pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]) != 0)
+        break;
+      started++;
+    }
   W.T = started;
   W.stall_ns = started <= ht_online_cores() ? STALL_NS_CORES : STALL_NS;
 #ifdef HT_WF_STATS
@@ -1626,8 +1636,11 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 #ifdef HT_WF_STATS
   t_work = ht_now_ns();
 #endif
-  for (int t = 1; t < started; t++)
-    pthread_join(workers[t].tid, NULL);
+  if (job->pool)
+    ht_pool_wait(job->pool);
+  else
+    for (int t = 1; t < started; t++)
+      pthread_join(workers[t].tid, NULL);
 #ifdef HT_WF_STATS
   t_joined = ht_now_ns();
 #endif

@@ -228,9 +228,10 @@ int main(int argc, char **argv)
   CHECK(atomic_load(&ht_wf_test_other_heights) > 0, "the height-test wavefront never took a band of another height");
   printf("bands of another height: %lld\n", (long long)atomic_load(&ht_wf_test_other_heights));
 #if defined(__x86_64__) || defined(__i386__)
-  /* where the diagonal kernel runs, its bands also change threads (not
-   * in the small shapes alone: most are too narrow for two of its bands) */
-  if (strcmp(part, "shapes") && __builtin_cpu_supports("avx2"))
+  /* where the diagonal kernel runs, its bands also change threads: with
+   * the random part's hundreds of bands, always (the photo's few, on a
+   * loaded machine, once did not; the shapes are mostly too narrow) */
+  if ((!strcmp(part, "all") || !strcmp(part, "random")) && __builtin_cpu_supports("avx2"))
     CHECK(atomic_load(&ht_wf_test_moves) > 0, "no diagonal band went on in another thread");
 #endif
   printf("diagonal bands that went on in another thread: %lld\n", (long long)atomic_load(&ht_wf_test_moves));
