@@ -1035,10 +1035,10 @@ DAVX2 static bool diag_block_avx2(wf *W, dband *S, dtile *d, bool resume, int n)
  * to DK iterations; below DMIN the thread looks for other work first.
  * No thread ever waits inside a block, and the highest unfinished band
  * can always go on, so some thread always can: there is no deadlock
- * however the bands are parked. On the 16-vCPU GPU host this took 16
- * threads from about 80% of what 16 independent halftonings reach to
- * about 95%, with a thread waiting about 1% of the time where it waited
- * 10-20% (BENCHMARKS.md, tenth session). */
+ * however the bands are parked. On an instance of the 16-vCPU GPU host
+ * this made 16 threads 1.24x faster at 16K² (1.3-1.5x at 8K² and 4K²),
+ * a thread waiting 1-5% of the time where it had waited 10-20%
+ * (BENCHMARKS.md, tenth session). */
 
 /* What the shortest block band b may run, from iteration i0 of n, needs
  * of the band above's progress: column i + 1 is read in iteration i. */
