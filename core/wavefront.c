@@ -276,6 +276,20 @@ _Atomic long long ht_wf_test_moves;
 _Atomic long long ht_wf_test_overruns;
 #endif
 
+/* Waits on c (m held) for a millisecond at most: a bounded wait, so a
+ * cancel (or a lost wake-up) is noticed within a millisecond. */
+static void wait_1ms(pthread_cond_t *c, pthread_mutex_t *m)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_nsec += 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  pthread_cond_timedwait(c, m, &ts);
+}
+
 /* Waits until band `b` has published `need` steps; false when the run
  * was cancelled meanwhile. `seen` caches the last value read, so a thread
  * that is well behind touches the shared cache line only rarely. When it
@@ -360,15 +374,7 @@ static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t slack, u
         ok = false;
         break;
       }
-      /* a bounded wait: a cancel is noticed within a millisecond */
-      struct timespec ts;
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      ts.tv_nsec += 1000000;
-      if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-      }
-      pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+      wait_1ms(&p->wake, &p->lock);
     }
     atomic_fetch_sub(&p->sleepers, 1);
     pthread_mutex_unlock(&p->lock);
@@ -389,6 +395,36 @@ static void publish(progress *p, uint64_t value)
     pthread_mutex_lock(&p->lock);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
+  }
+}
+
+/* Takes the next band of the image off the ticket: `want` rows, fewer
+ * at its end; when `may` is given, only if it lets band b of g rows
+ * start now. False when no band is left, or it may not start. Bands are
+ * numbered in order and stacked: each starts below the one taken before
+ * it. */
+static bool ticket_take(wf *W, int want, bool (*may)(const wf *W, int64_t b, int g), band *B)
+{
+  uint64_t t = atomic_load_explicit(&W->ticket, memory_order_relaxed);
+  for (;;) {
+    const int64_t b = (int64_t)(t >> 33), y0 = (int64_t)((t >> 8) & 0x1ffffff);
+    if (y0 >= W->h)
+      return false;
+    const int g = (int)(W->h - y0 < want ? W->h - y0 : want);
+    if (may && !may(W, b, g))
+      return false;
+    const uint64_t next = ((uint64_t)(b + 1) << 33) | ((uint64_t)(y0 + g) << 8) | (uint64_t)g;
+    if (atomic_compare_exchange_weak_explicit(&W->ticket, &t, next, memory_order_relaxed, memory_order_relaxed)) {
+      B->b = b;
+      B->y0 = y0;
+      B->g = g;
+      B->gprev = b > 0 ? (int)(t & 0xff) : g;
+#ifdef HT_WF_HEIGHT_TEST
+      if (g != W->bg && y0 + g < W->h)
+        atomic_fetch_add_explicit(&ht_wf_test_other_heights, 1, memory_order_relaxed);
+#endif
+      return true;
+    }
   }
 }
 
@@ -1136,43 +1172,38 @@ static inline bool dtickets_left(const wf *W)
   return (int64_t)((atomic_load_explicit(&W->ticket, memory_order_relaxed) >> 8) & 0x1ffffff) < W->h;
 }
 
-/* Starts the next band of the image, if its slot of the ring is free and
- * its first block can run; NULL otherwise. Band b takes slot b mod ring
- * from band b - ring, whose last row band b - ring + 1 reads: that one
- * must be done. */
 static int band_rows(const wf *W, int me);
 
+/* A diagonal band of g rows: its iterations (the last row's column
+ * w - 1 is at w - 1 + 2 (rows - 1), rows rounded up to whole vectors). */
+static inline int64_t dband_iters(const wf *W, int g) { return W->w + 2 * (8 * ((g + 7) / 8) - 1); }
+
+/* Whether band b of g rows may start: its slot of the ring is free and
+ * its first block can run. Band b takes slot b mod ring from band
+ * b - ring, whose last row band b - ring + 1 reads: that one must be
+ * done. */
+static bool dmay(const wf *W, int64_t b, int g)
+{
+  const int64_t r = b - W->ring + 1;
+  if (r >= 0 && atomic_load_explicit(&W->prog[r % W->ring].v, memory_order_acquire) <
+                    (((uint64_t)r << 32) | (uint64_t)W->w))
+    return false;
+  return dmet(W, b, dneed(W, b, 0, dband_iters(W, g)));
+}
+
+/* Starts the next band of the image if it may; NULL otherwise. */
 static dband *dtake(wf *W, int me)
 {
-  const int want = band_rows(W, me);
-  uint64_t t = atomic_load_explicit(&W->ticket, memory_order_relaxed);
-  for (;;) {
-    const int64_t b = (int64_t)(t >> 33), y0 = (int64_t)((t >> 8) & 0x1ffffff);
-    if (y0 >= W->h)
-      return NULL;
-    const int64_t r = b - W->ring + 1;
-    if (r >= 0 && atomic_load_explicit(&W->prog[r % W->ring].v, memory_order_acquire) <
-                      (((uint64_t)r << 32) | (uint64_t)W->w))
-      return NULL;
-    const int g = (int)(W->h - y0 < want ? W->h - y0 : want);
-    const int64_t n = W->w + 2 * (8 * ((g + 7) / 8) - 1);
-    if (!dmet(W, b, dneed(W, b, 0, n)))
-      return NULL;
-    const uint64_t next = ((uint64_t)(b + 1) << 33) | ((uint64_t)(y0 + g) << 8) | (uint64_t)g;
-    if (atomic_compare_exchange_weak_explicit(&W->ticket, &t, next, memory_order_relaxed, memory_order_relaxed)) {
-      dband *S = W->dbands + b % W->ring;
-      S->b = b;
-      S->y0 = y0;
-      S->g = g;
-      S->i0 = 0;
-      S->n = n;
-#ifdef HT_WF_HEIGHT_TEST
-      if (g != W->bg && y0 + g < W->h)
-        atomic_fetch_add_explicit(&ht_wf_test_other_heights, 1, memory_order_relaxed);
-#endif
-      return S;
-    }
-  }
+  band B;
+  if (!ticket_take(W, band_rows(W, me), dmay, &B))
+    return NULL;
+  dband *S = W->dbands + B.b % W->ring;
+  S->b = B.b;
+  S->y0 = B.y0;
+  S->g = B.g;
+  S->i0 = 0;
+  S->n = dband_iters(W, B.g);
+  return S;
 }
 
 static void dwork(wf *W, int me)
@@ -1294,16 +1325,8 @@ static void dwork(wf *W, int me)
     if (now - t_moved > W->stall_ns || now - t_idle > POLL_NS) {
       pthread_mutex_lock(&W->idle_lock);
       atomic_fetch_add(&W->sleepers, 1);
-      if (atomic_load(&W->beat) == beat) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-          ts.tv_sec++;
-          ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&W->idle_wake, &W->idle_lock, &ts);
-      }
+      if (atomic_load(&W->beat) == beat)
+        wait_1ms(&W->idle_wake, &W->idle_lock);
       atomic_fetch_sub(&W->sleepers, 1);
       pthread_mutex_unlock(&W->idle_lock);
       t_idle = t_moved = ht_now_ns();
@@ -1356,31 +1379,8 @@ static int band_rows(const wf *W, int me)
 #endif
 }
 
-/* Takes the next band; false when none is left. Bands are numbered in
- * order and stacked: each starts below the one taken before it. */
-static bool take_band(wf *W, int me, band *B)
-{
-  const int want = band_rows(W, me);
-  uint64_t t = atomic_load_explicit(&W->ticket, memory_order_relaxed);
-  for (;;) {
-    const int64_t b = (int64_t)(t >> 33), y0 = (int64_t)((t >> 8) & 0x1ffffff);
-    if (y0 >= W->h)
-      return false;
-    const int g = (int)(W->h - y0 < want ? W->h - y0 : want);
-    const uint64_t next = ((uint64_t)(b + 1) << 33) | ((uint64_t)(y0 + g) << 8) | (uint64_t)g;
-    if (atomic_compare_exchange_weak_explicit(&W->ticket, &t, next, memory_order_relaxed, memory_order_relaxed)) {
-      B->b = b;
-      B->y0 = y0;
-      B->g = g;
-      B->gprev = b > 0 ? (int)(t & 0xff) : g;
-#ifdef HT_WF_HEIGHT_TEST
-      if (g != W->bg && y0 + g < W->h)
-        atomic_fetch_add_explicit(&ht_wf_test_other_heights, 1, memory_order_relaxed);
-#endif
-      return true;
-    }
-  }
-}
+/* Takes the next band; false when none is left. */
+static bool take_band(wf *W, int me, band *B) { return ticket_take(W, band_rows(W, me), NULL, B); }
 
 static void work(wf *W, int me)
 {
