@@ -294,9 +294,9 @@ static void wait_1ms(pthread_cond_t *c, pthread_mutex_t *m)
  * was cancelled meanwhile. `seen` caches the last value read, so a thread
  * that is well behind touches the shared cache line only rarely. When it
  * does have to wait, it waits for `slack` more than it needs (SLACK
- * steps; at most `all`, the band's total), so that it does not trail the band at the
- * minimum distance, re-reading the counter (and taking the line away from
- * the writer) at every step. `waited` accumulates the time spent here.
+ * steps; at most `all`, the band's total), so that it does not trail the
+ * band at the minimum distance, re-reading the counter (and taking the
+ * line away from the writer) at every step. `waited` accumulates the time spent here.
  * It spins first: while the thread it waits for runs, the wait is a
  * fraction of a step. When the band above shows no life for a while
  * (its thread was preempted) it blocks, so that its core can go to that
@@ -773,10 +773,10 @@ static bool cpu_has_avx2(void)
  * only when the band above has done every column it reads (so it never
  * waits inside), and the band's state between blocks is a dband: bands
  * are not tied to threads (see "the diagonal kernel's threads" below).
- * Input and output go through the same short buffers a block at a time: row j's input for the block is loaded into
- * in[j], turned into one vector of lanes per iteration by 8 x 8
- * transposes, and the per-iteration threshold masks are turned back
- * into rows the same way. */
+ * Input and output go through the same short buffers a block at a time:
+ * row j's input for the block is loaded into in[j], turned into one
+ * vector of lanes per iteration by 8 x 8 transposes, and the
+ * per-iteration threshold masks are turned back into rows the same way. */
 #ifndef HT_WF_DG
 #define HT_WF_DG 32
 #endif
