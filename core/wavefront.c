@@ -293,8 +293,8 @@ static void wait_1ms(pthread_cond_t *c, pthread_mutex_t *m)
 /* Waits until band `b` has published `need` steps; false when the run
  * was cancelled meanwhile. `seen` caches the last value read, so a thread
  * that is well behind touches the shared cache line only rarely. When it
- * does have to wait, it waits for `slack` more than it needs (SLACK
- * steps; at most `all`, the band's total), so that it does not trail the
+ * does have to wait, it waits for SLACK steps more than it needs (at
+ * most `all`, the band's total), so that it does not trail the
  * band at the minimum distance, re-reading the counter (and taking the
  * line away from the writer) at every step. `waited` accumulates the time spent here.
  * It spins first: while the thread it waits for runs, the wait is a
@@ -308,7 +308,7 @@ static void wait_1ms(pthread_cond_t *c, pthread_mutex_t *m)
  * program hogging one of 2 cores, never blocking made 2 threads slower
  * than 1 (the waiter kept the free core busy, so the stalled thread was
  * never moved to it). */
-static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t slack, uint64_t all, uint64_t *seen,
+static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint64_t *seen,
                       int64_t *waited)
 {
   (void)me; /* used by HT_WF_STATS builds */
@@ -318,7 +318,7 @@ static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t slack, u
   progress *p = &W->prog[b % W->ring];
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
     return true;
-  const uint64_t want = base + (need + slack < all ? need + slack : all);
+  const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
   /* Poll while the band we wait for is alive: a running band publishes
    * every few microseconds, and a blocked thread would pay a wake-up
    * (tens of microseconds, more in a VM) on the critical chain of bands.
@@ -601,7 +601,7 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
       const int64_t x1 = chunk_x0(s + 1, SH, 0) < w ? chunk_x0(s + 1, SH, 0) : w;
       const int64_t col = x1 - 1 + L < w - 1 ? x1 - 1 + L : w - 1;
       const int64_t cp = (col + 1 + (int64_t)SH * jp + C - 1) / C - 1;
-      if (!wait_band(W, me, b - 1, (uint64_t)(cp + jp + 1), SLACK, (uint64_t)prev_all, &seen, &waited))
+      if (!wait_band(W, me, b - 1, (uint64_t)(cp + jp + 1), (uint64_t)prev_all, &seen, &waited))
         return false;
       /* The band above was written by another core, so every line row 0
        * reads from it is a coherence miss. Fetch the lines of a chunk it
