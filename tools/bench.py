@@ -557,10 +557,23 @@ def main():
                               creps, size_label(csize), got[0], med, got[-1],
                               "cores more than 20%% slower than the fastest: %s" % ", ".join(map(str, slow))
                               if slow else "no core more than 20% slower than the fastest")]
+                log("  pinned, ms: " + ", ".join("cpu %d %.1f" % (c, pin[c]) for c in cpus if pin[c]))
                 top = max(threads)
                 if best.get((top, csize)):
                     lines.append("Against that fastest core alone, %d threads are %.2f× faster; against the "
                                  "median core, %.2f×." % (top, got[0] / best[(top, csize)], med / best[(top, csize)]))
+                # Linear scaling on cores that differ: every core as fast as
+                # it is alone, all at once. What T independent threads reach
+                # of it says how much busy cores slow each other, which no
+                # program can win back.
+                alone = sum(1000.0 / v for v in got)
+                if len(got) == len(cpus) and top == len(cpus) and rate.get(top) and best.get((top, csize)):
+                    lines.append("The %d cores' own speeds added up (each pinned alone, as above): %.2f images/s, "
+                                 "%.2f× the fastest core: linear scaling on this machine. %d independent threads "
+                                 "reached %.0f%% of it%s, the wavefront's %d threads %.0f%%." % (
+                                     len(got), alone, alone * got[0] / 1000.0, top, 100 * rate[top] / alone,
+                                     " (busy cores slow each other)" if rate[top] < 0.95 * alone else "", top,
+                                     100 * 1000.0 / best[(top, csize)] / alone))
         else:
             section = "cpu"
             rows = []
