@@ -240,7 +240,7 @@ struct wf {
   void *pace_mem;
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
   struct {
-    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns, sched_ns;
+    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns, sched_ns, nblk, iters;
     int cpu0, cpu1;
   } st[MAX_THREADS];
 #endif
@@ -1273,6 +1273,10 @@ static void dwork(wf *W, int me)
 #endif
       /* once its last block is done, the band's slot may be a new band's */
       const bool done = diag_block_avx2(W, cur, d, cur != ran, (int)n);
+#ifdef HT_WF_STATS
+      W->st[me].nblk++;
+      W->st[me].iters += n;
+#endif
       ran = cur;
       if (atomic_load(&W->idlers) > 0) { /* seq_cst: see the sleeper below */
         atomic_fetch_add(&W->beat, 1);
@@ -1435,7 +1439,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 {
 #ifdef HT_WF_STATS
   const int64_t t_enter = ht_now_ns();
-  int64_t t_go = 0, t_work = 0, t_joined = 0;
+  int64_t t_alloc = 0, t_go = 0, t_work = 0, t_joined = 0;
 #endif
   const ht_filter *f = &job->filter;
   wf W;
@@ -1614,7 +1618,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   atomic_init(&W.ticket, 0);
   int started = 1;
 #ifdef HT_WF_STATS
-  const int64_t t_alloc = ht_now_ns();
+  t_alloc = ht_now_ns();
 #endif
   if (job->pool) /* the context's threads, kept from its last run */
     started += ht_pool_start(job->pool, T - 1, helper, &W);
@@ -1649,11 +1653,12 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
   fprintf(stderr, "wavefront: %d threads, %lld bands\n", W.T, (long long)(atomic_load(&W.ticket) >> 33));
   for (int t = 0; t < W.T; t++)
-    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u, %lld steps/switches, sched %.2f ms\n",
+    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u, %lld steps/switches, sched %.2f ms, %lld blocks of %.0f\n",
             t, W.st[t].cpu0, W.st[t].cpu1, (long long)W.st[t].bands, (long long)W.st[t].rows, (double)W.st[t].run_ns / 1e6,
             (double)W.st[t].wait_ns / 1e6, (long long)W.st[t].waits, (double)W.st[t].block_ns / 1e6,
             (long long)W.st[t].blocks, atomic_load(&W.pace[t].ns16), (long long)W.st[t].steps,
-            (double)W.st[t].sched_ns / 1e6);
+            (double)W.st[t].sched_ns / 1e6, (long long)W.st[t].nblk,
+            W.st[t].nblk ? (double)W.st[t].iters / (double)W.st[t].nblk : 0.0);
 #endif
 out:
   if (idle_ok) {
