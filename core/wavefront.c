@@ -194,17 +194,11 @@ typedef struct {
 typedef struct wf wf;
 typedef struct dtile dtile; /* a thread's buffers for the diagonal kernel */
 typedef struct dband dband; /* a diagonal band between two blocks         */
-/* A ring slot of the diagonal kernel: the band parked there (or -1) and
- * what its next block needs of the band above's progress; who holds the
- * band in it (a thread that was taken over may still run a block of it,
- * see dsteal) */
+/* A parked diagonal band: the band (or -1) and what its next block needs
+ * of the band above's progress */
 typedef struct {
   _Atomic int64_t b;
   _Atomic uint64_t need;
-  _Atomic int users;      /* threads running the slot's band, or that ran it and
-                           * have not yet seen that it was taken over        */
-  _Atomic uint64_t epoch; /* bumped whenever the band changes hands          */
-  _Atomic int lock;       /* guards the slot's dband, users and epoch changes */
 } dpark_slot;
 /* Runs band B by thread `me`; false when the run was cancelled. */
 typedef bool (*band_fn)(wf *W, int me, const band *B);
@@ -236,7 +230,6 @@ struct wf {
   dpark_slot *parked;  /* ring slots: the bands no thread holds           */
   _Alignas(64) _Atomic int nparked;
   _Atomic int64_t rows_done; /* rows above this are finished              */
-  _Atomic int64_t bands_done; /* bands above this are finished             */
   _Alignas(64) _Atomic int idlers; /* threads with no block to run        */
   _Atomic int sleepers;      /* of those, blocked on idle_wake            */
   _Atomic uint64_t beat;     /* blocks done while some thread idled       */
@@ -247,7 +240,7 @@ struct wf {
   void *pace_mem;
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
   struct {
-    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns, sched_ns, nblk, iters, steals;
+    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns, sched_ns, nblk, iters;
     int cpu0, cpu1;
   } st[MAX_THREADS];
 #endif
@@ -281,20 +274,6 @@ _Atomic long long ht_wf_test_moves;
 /* and diagonal blocks that started before the band above had done every
  * column they read (never, or the output is a matter of luck) */
 _Atomic long long ht_wf_test_overruns;
-/* and diagonal bands taken over from a thread that had stopped, and
- * blocks that such a thread finished after it had been taken over */
-_Atomic long long ht_wf_test_steals, ht_wf_test_stale;
-
-/* A thread stops for 100-400 us now and then (1 block in 256), as a
- * vCPU that its hypervisor takes away does. */
-static void dtest_stop(void)
-{
-  const uint64_t r = (uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u;
-  if ((r >> 56) == 0) {
-    const struct timespec ts = {0, 100000 + (long)((r >> 40) & 0xffff) * 4};
-    nanosleep(&ts, NULL);
-  }
-}
 #endif
 
 /* Waits on c (m held) for a millisecond at most: a bounded wait, so a
@@ -409,32 +388,14 @@ static bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uin
   return ok;
 }
 
-static void wake_sleepers(progress *p)
+static void publish(progress *p, uint64_t value)
 {
+  atomic_store(&p->v, value);
   if (atomic_load(&p->sleepers) > 0) {
     pthread_mutex_lock(&p->lock);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
   }
-}
-
-static void publish(progress *p, uint64_t value)
-{
-  atomic_store(&p->v, value);
-  wake_sleepers(p);
-}
-
-/* The same, but never lowering what is there: a diagonal band's block
- * may run twice at once when a thread takes over the band of a stopped
- * one (dsteal), and the run behind must not take back what the other
- * published (both write the same values, so either's word is true). A
- * compare-and-swap costs what the sequentially consistent store did. */
-static void publish_max(progress *p, uint64_t value)
-{
-  uint64_t v = atomic_load_explicit(&p->v, memory_order_relaxed);
-  while (v < value && !atomic_compare_exchange_weak(&p->v, &v, value)) {
-  }
-  wake_sleepers(p);
 }
 
 /* Takes the next band of the image off the ticket: `want` rows, fewer
@@ -842,30 +803,18 @@ static bool cpu_has_avx2(void)
 #endif
 #define DMIN HT_WF_DMIN /* shortest block but a band's last: fewer to go, a thread
                          * does another band meanwhile                   */
-#ifndef HT_WF_DSAVE
-#ifdef HT_WF_HEIGHT_TEST
-#define HT_WF_DSAVE 2
-#else
-#define HT_WF_DSAVE 8
-#endif
-#endif
-#define DSAVE HT_WF_DSAVE /* blocks between two saves of a held band's state: what a
-                           * thread taking the band over redoes, at most  */
-#ifndef HT_WF_STEAL_NS
-#ifdef HT_WF_HEIGHT_TEST
-#define HT_WF_STEAL_NS 20000
-#else
-#define HT_WF_STEAL_NS 200000
-#endif
-#endif
-/* The highest unfinished band not moving for this long: its thread has
- * stopped (a running band publishes every DPUB iterations, about a
- * microsecond; the GPU host's vCPUs pause for 20-100 us hundreds of
- * times a second, and then go on) */
-#define STEAL_NS HT_WF_STEAL_NS
 _Static_assert(DG % 8 == 0 && DG >= 8 && DG <= 64, "DG: a multiple of 8 up to 64");
 _Static_assert(DK % DPUB == 0 && DK % 8 == 0, "a block holds whole publication spans");
 _Static_assert(DMIN % 8 == 0 && DMIN >= 8 && DMIN <= DK, "DMIN: whole vectors, at most a block");
+
+struct dtile {
+  _Alignas(64) int32_t s[DK + 2][DG]; /* lanes of each iteration: input (and terms), then masks */
+  _Alignas(64) int32_t in[DG][DK]; /* row j: columns i0 - 2j .. of the block, then its masks   */
+  /* level indices not yet stored, from column out0[j] of the band's row
+   * j: stored once DK wait (short blocks too make long stores), or when
+   * the thread leaves the band (then up to 7 go to its pend) */
+  uint8_t out[DG][2 * DK + 8];
+};
 
 /* A diagonal band between two of its blocks: all that the thread that
  * runs its next block needs, whichever thread ran the last one. */
@@ -878,20 +827,6 @@ struct dband {
   int g;
   int by;              /* the thread that ran its last block                         */
 };
-
-struct dtile {
-  _Alignas(64) int32_t s[DK + 2][DG]; /* lanes of each iteration: input (and terms), then masks */
-  _Alignas(64) int32_t in[DG][DK]; /* row j: columns i0 - 2j .. of the block, then its masks   */
-  /* level indices not yet stored, from column out0[j] of the band's row
-   * j: stored once DK wait (short blocks too make long stores), or when
-   * the thread leaves the band (then up to 7 go to its pend) */
-  uint8_t out[DG][2 * DK + 8];
-  /* the state of the band the thread holds (p[cur]), and room for the
-   * next one's while the thread looks for it: the ring's copy is
-   * written only when the band changes hands (dhand) */
-  dband p[2];
-};
-
 
 #if WF_AVX2
 #include <immintrin.h>
@@ -964,7 +899,7 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
   if (i0 == 0) {
     for (int k = 0; k < NV; k++)
       e[k] = c1[k] = c2[k] = zero;
-    const __m256i a = _mm256_setr_epi32(__atomic_load_n(above, __ATOMIC_RELAXED), 0, 0, 0, 0, 0, 0, 0);
+    const __m256i a = _mm256_setr_epi32(above[0], 0, 0, 0, 0, 0, 0, 0);
     c1[0] = DTERM(a, q_up);
     c2[0] = DTERM(a, q_ul);
     for (int j = 0; j < g; j++)
@@ -1033,14 +968,8 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
     const int64_t i = i0 + t;
     /* the last row's columns < i - skew are done */
     if ((i & (DPUB - 1)) == 0 && i > skew)
-      publish_max(mine, ((uint64_t)b << 32) | (uint64_t)(i - skew < w ? i - skew : w));
-#ifdef HT_WF_HEIGHT_TEST /* tests: a thread stops in the middle of a block now and then */
-    if (t == n / 2)
-      dtest_stop();
-#endif
-    /* relaxed atomics (plain moves): a taken-over thread may still write
-     * the same values (dsteal) */
-    __m256i carry = _mm256_set1_epi32(i + 1 < w ? __atomic_load_n(above + i + 1, __ATOMIC_RELAXED) : 0);
+      publish(mine, ((uint64_t)b << 32) | (uint64_t)(i - skew < w ? i - skew : w));
+    __m256i carry = _mm256_set1_epi32(i + 1 < w ? above[i + 1] : 0);
     const int edge = i < skew || i >= w;
 #pragma GCC unroll 8
     for (int k = 0; k < NV; k++) {
@@ -1064,7 +993,7 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
     }
     const int64_t xl = i - skew; /* the last row's column */
     if (xl >= 0 && xl < w)
-      __atomic_store_n(next + xl, _mm256_extract_epi32(e[NV - 1], 7), __ATOMIC_RELAXED);
+      next[xl] = _mm256_extract_epi32(e[NV - 1], 7);
   }
   for (int k = 0; k < NV; k++) {
     _mm256_store_si256((__m256i *)(void *)&S->e[8 * k], e[k]);
@@ -1096,10 +1025,10 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
   S->i0 = i0 + n;
   if (i0 + n < N) {
     if (i0 + n > skew)
-      publish_max(mine, ((uint64_t)b << 32) | (uint64_t)(i0 + n - skew < w ? i0 + n - skew : w));
+      publish(mine, ((uint64_t)b << 32) | (uint64_t)(i0 + n - skew < w ? i0 + n - skew : w));
     return false;
   }
-  publish_max(mine, ((uint64_t)b << 32) | (uint64_t)w);
+  publish(mine, ((uint64_t)b << 32) | (uint64_t)w);
   return true;
 }
 
@@ -1145,17 +1074,7 @@ DAVX2 static bool diag_block_avx2(wf *W, dband *S, dtile *d, bool resume, int n)
  * however the bands are parked. On an instance of the 16-vCPU GPU host
  * this made 16 threads 1.24x faster at 16K² (1.3-1.5x at 8K² and 4K²),
  * a thread waiting 1-5% of the time where it had waited 10-20%
- * (BENCHMARKS.md, tenth session).
- *
- * A thread that stops inside a block (its vCPU taken away) would still
- * hold up every band below its own: when the highest unfinished band
- * has not moved for STEAL_NS, an idle thread takes it over from its
- * last saved state (dsteal). The holder works on a copy of the band's
- * state (dtile.p) and writes the ring's copy only when the band changes
- * hands or every DSAVE blocks, so the stopped thread's late block
- * changes nothing it should not: the values it writes are the same,
- * progress only goes forward (publish_max), and the slots it may still
- * touch are not reused before it lets go (dmay; docs/algorithms.md). */
+ * (BENCHMARKS.md, tenth session). */
 
 /* What the shortest block band b may run, from iteration i0 of n, needs
  * of the band above's progress: column i + 1 is read in iteration i. */
@@ -1212,61 +1131,18 @@ static void dflush(const wf *W, dband *S, dtile *d)
   }
 }
 
-static inline dpark_slot *dslot(const wf *W, int64_t b) { return &W->parked[b % W->ring]; }
-
-static inline void dlock(dpark_slot *q)
+/* Puts band S, held by the caller, where any thread may take it. */
+static void dpark(wf *W, dband *S)
 {
-  while (atomic_exchange_explicit(&q->lock, 1, memory_order_acquire))
-    cpu_relax();
-}
-
-static inline void dunlock(dpark_slot *q) { atomic_store_explicit(&q->lock, 0, memory_order_release); }
-
-/* Whether band b has done all its columns: then all its output is
- * stored, whoever ran it. */
-static inline bool dcomplete(const wf *W, int64_t b)
-{
-  return atomic_load_explicit(&W->prog[b % W->ring].v, memory_order_acquire) >=
-         (((uint64_t)b << 32) | (uint64_t)W->w);
-}
-
-/* The caller starts to hold the band of slot S (it is counted among the
- * slot's users): its state is copied to P, and *epoch gets the slot's
- * new epoch. */
-static void dhold(wf *W, dband *S, dband *P, uint64_t *epoch, int64_t b)
-{
-  dpark_slot *q = dslot(W, b);
-  dlock(q);
-  atomic_fetch_add(&q->users, 1);
-  *epoch = atomic_load_explicit(&q->epoch, memory_order_relaxed) + 1;
-  atomic_store_explicit(&q->epoch, *epoch, memory_order_relaxed);
-  memcpy(P, S, sizeof *P);
-  dunlock(q);
-}
-
-/* The caller lets go of band P, which it holds as of epoch `epoch`; if
- * nobody took the band over meanwhile, its state goes back to the ring
- * and, with `park`, where any thread may take it. */
-static void dlet_go(wf *W, const dband *P, uint64_t epoch, bool park)
-{
-  dpark_slot *q = dslot(W, P->b);
-  dlock(q);
-  if (atomic_load_explicit(&q->epoch, memory_order_relaxed) == epoch) {
-    memcpy(W->dbands + P->b % W->ring, P, sizeof *P);
-    if (park) {
-      atomic_store_explicit(&q->need, dneed(W, P->b, P->i0, P->n), memory_order_relaxed);
-      atomic_fetch_add_explicit(&W->nparked, 1, memory_order_relaxed);
-      atomic_store_explicit(&q->b, P->b, memory_order_release); /* after the state */
-    }
-  }
-  if (park)
-    atomic_fetch_sub(&q->users, 1);
-  dunlock(q);
+  dpark_slot *p = &W->parked[S->b % W->ring];
+  atomic_store_explicit(&p->need, dneed(W, S->b, S->i0, S->n), memory_order_relaxed);
+  atomic_fetch_add_explicit(&W->nparked, 1, memory_order_relaxed);
+  atomic_store_explicit(&p->b, S->b, memory_order_release); /* after S itself */
 }
 
 /* Takes the highest parked band whose next block can run (the bands
- * below wait on it) into P; NULL when there is none. */
-static dband *dclaim(wf *W, dband *P, uint64_t *epoch)
+ * below wait on it); NULL when there is none. */
+static dband *dclaim(wf *W)
 {
   while (atomic_load_explicit(&W->nparked, memory_order_relaxed) > 0) {
     int64_t best = -1;
@@ -1279,52 +1155,21 @@ static dband *dclaim(wf *W, dband *P, uint64_t *epoch)
     if (best < 0)
       return NULL;
     int64_t expect = best;
-    if (atomic_compare_exchange_strong_explicit(&dslot(W, best)->b, &expect, -1, memory_order_acq_rel,
+    if (atomic_compare_exchange_strong_explicit(&W->parked[best % W->ring].b, &expect, -1, memory_order_acq_rel,
                                                 memory_order_relaxed)) {
       atomic_fetch_sub_explicit(&W->nparked, 1, memory_order_relaxed);
       dband *S = W->dbands + best % W->ring;
-      dhold(W, S, P, epoch, best);
-      if (dcomplete(W, best)) /* a thread it was taken from finished it */
-        atomic_fetch_sub(&dslot(W, best)->users, 1);
-      else if (dready(W, P))
+      if (dready(W, S))
         return S;
-      else
-        dlet_go(W, P, *epoch, true); /* read while another thread ran it: not ready after all */
+      dpark(W, S); /* read while another thread ran it: not ready after all */
     }
   }
   return NULL;
 }
 
-/* Takes over band ob from the thread that holds it, if that thread has
- * not moved it since the caller saw it at epoch `seen` with progress
- * `v` (STEAL_NS ago): the hypervisor has taken the thread's vCPU away,
- * and every band below waits. The band goes on from the state it last
- * changed hands with (or its last checkpoint); the stopped thread, when
- * it runs again, finishes its block (writing the same values as the new
- * holder, and publishing only forward) and then sees the new epoch and
- * lets go (BENCHMARKS.md, eleventh session). */
-static dband *dsteal(wf *W, dband *P, uint64_t *epoch, int64_t ob, uint64_t seen, uint64_t v)
+static inline bool dtickets_left(const wf *W)
 {
-  dpark_slot *q = dslot(W, ob);
-  dband *S = W->dbands + ob % W->ring;
-  dband *got = NULL;
-  dlock(q);
-  if (S->b == ob && atomic_load_explicit(&q->b, memory_order_relaxed) != ob &&
-      atomic_load_explicit(&q->users, memory_order_relaxed) > 0 &&
-      atomic_load_explicit(&q->epoch, memory_order_relaxed) == seen &&
-      atomic_load(&W->prog[ob % W->ring].v) == v && !dcomplete(W, ob)) {
-    atomic_fetch_add(&q->users, 1);
-    *epoch = seen + 1;
-    atomic_store_explicit(&q->epoch, *epoch, memory_order_relaxed);
-    memcpy(P, S, sizeof *P);
-    got = S;
-  }
-  dunlock(q);
-#ifdef HT_WF_HEIGHT_TEST
-  if (got)
-    atomic_fetch_add_explicit(&ht_wf_test_steals, 1, memory_order_relaxed);
-#endif
-  return got;
+  return (int64_t)((atomic_load_explicit(&W->ticket, memory_order_relaxed) >> 8) & 0x1ffffff) < W->h;
 }
 
 static int band_rows(const wf *W, int me);
@@ -1336,37 +1181,28 @@ static inline int64_t dband_iters(const wf *W, int g) { return W->w + 2 * (8 * (
 /* Whether band b of g rows may start: its slot of the ring is free and
  * its first block can run. Band b takes slot b mod ring from band
  * b - ring, whose last row band b - ring + 1 reads: that one must be
- * done, and no thread may still run a block of either (a thread that
- * was taken over, see dsteal), nor may the old band lie parked. */
+ * done. */
 static bool dmay(const wf *W, int64_t b, int g)
 {
   const int64_t r = b - W->ring + 1;
-  if (r >= 0) {
-    const dpark_slot *q = dslot(W, b), *qr = dslot(W, r);
-    if (!dcomplete(W, r) || atomic_load(&q->users) > 0 || atomic_load(&qr->users) > 0 ||
-        atomic_load_explicit(&q->b, memory_order_relaxed) >= 0)
-      return false;
-  }
+  if (r >= 0 && atomic_load_explicit(&W->prog[r % W->ring].v, memory_order_acquire) <
+                    (((uint64_t)r << 32) | (uint64_t)W->w))
+    return false;
   return dmet(W, b, dneed(W, b, 0, dband_iters(W, g)));
 }
 
-/* Starts the next band of the image into P if it may; NULL otherwise. */
-static dband *dtake(wf *W, int me, dband *P, uint64_t *epoch)
+/* Starts the next band of the image if it may; NULL otherwise. */
+static dband *dtake(wf *W, int me)
 {
   band B;
   if (!ticket_take(W, band_rows(W, me), dmay, &B))
     return NULL;
   dband *S = W->dbands + B.b % W->ring;
-  dpark_slot *q = dslot(W, B.b);
-  dlock(q);
   S->b = B.b;
   S->y0 = B.y0;
   S->g = B.g;
   S->i0 = 0;
   S->n = dband_iters(W, B.g);
-  S->by = -1;
-  dunlock(q);
-  dhold(W, S, P, epoch, B.b);
   return S;
 }
 
@@ -1377,20 +1213,14 @@ static void dwork(wf *W, int me)
   W->st[me].cpu0 = sched_getcpu();
 #endif
   dtile *const d = W->dtiles + me;
-  dband *cur = NULL;       /* the slot of the band the thread holds       */
-  int pc = 0;              /* its state: d->p[pc]                          */
-  uint64_t epoch = 0;      /* the slot's epoch when the thread took it     */
-  int since = 0;           /* blocks of it since its state was last saved */
-  bool ran = false;        /* d->out holds cur's output                    */
+  dband *cur = NULL;
+  const dband *ran = NULL; /* the band whose output d holds */
   int64_t ticked = 0;
   /* idling: since when, the last sign of life, spins */
   bool idle = false;
   int64_t t_idle = 0, t_moved = 0;
   uint64_t beat = 0;
   unsigned spins = 0;
-  /* the highest unfinished band as last seen: its epoch and progress, since when */
-  int64_t ob = -1, t_ob = 0;
-  uint64_t ob_epoch = 0, ob_v = 0;
   while (!ht_job_cancelled(W->job)) {
     /* only the calling thread reports progress (and may cancel) */
     if (me == 0) {
@@ -1401,46 +1231,20 @@ static void dwork(wf *W, int me)
 #ifdef HT_WF_STATS
     const int64_t t_sched = ht_now_ns();
 #endif
-    dband *const P = &d->p[pc], *const Q = &d->p[pc ^ 1];
-    int64_t n = cur ? dspan(W, P) : 0;
+    int64_t n = cur ? dspan(W, cur) : 0;
     bool own = n > 0;
 #ifdef HT_WF_HEIGHT_TEST /* tests: hand bands over that could go on, too */
     if (own && ((uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u >> 61) == 0)
       own = false;
 #endif
-    uint64_t e2 = 0;
-    dband *S = own ? cur : dclaim(W, Q, &e2);
+    dband *S = own ? cur : dclaim(W);
     if (!S)
-      S = dtake(W, me, Q, &e2);
-    const int64_t now = ht_now_ns();
-    if (!S && idle) {
-      /* the highest unfinished band has not moved for STEAL_NS: its
-       * thread has stopped, and every band below waits on it */
-      const int64_t b = atomic_load_explicit(&W->bands_done, memory_order_relaxed);
-      const uint64_t e = atomic_load_explicit(&dslot(W, b)->epoch, memory_order_relaxed),
-                     v = atomic_load_explicit(&W->prog[b % W->ring].v, memory_order_relaxed);
-      if (b != ob || e != ob_epoch || v != ob_v) {
-        ob = b;
-        ob_epoch = e;
-        ob_v = v;
-        t_ob = now;
-      } else if (now - t_ob > STEAL_NS && (!cur || cur != W->dbands + b % W->ring)) {
-        S = dsteal(W, Q, &e2, b, e, v);
-        t_ob = now;
-#ifdef HT_WF_STATS
-        W->st[me].steals += S != NULL;
-#endif
-      }
-    }
+      S = dtake(W, me);
     if (S && S != cur)
-      n = dspan(W, Q); /* > 0 for a claimed or new band: it was ready, and the band above only moves on */
+      n = dspan(W, S); /* > 0: it was ready, and the band above only moves on */
 #ifdef HT_WF_STATS
     W->st[me].sched_ns += ht_now_ns() - t_sched;
 #endif
-    if (S && n == 0) { /* a band taken over that cannot go on yet */
-      dlet_go(W, Q, e2, true);
-      S = NULL;
-    }
     if (S) {
       if (idle) {
         idle = false;
@@ -1449,37 +1253,31 @@ static void dwork(wf *W, int me)
         W->st[me].wait_ns += ht_now_ns() - t_idle;
 #endif
       }
-      if (S != cur) {
-        if (cur) {
-          dflush(W, P, d);
-          dlet_go(W, P, epoch, true);
+      if (cur && S != cur) {
+        dflush(W, cur, d);
+        ran = NULL;
+        dpark(W, cur);
 #ifdef HT_WF_STATS
-          W->st[me].steps++;
+        W->st[me].steps++;
 #endif
-        }
-        cur = S;
-        pc ^= 1;
-        epoch = e2;
-        ran = false;
-        since = 0;
       }
-      dband *const R = &d->p[pc];
 #ifdef HT_WF_HEIGHT_TEST
-      if (R->i0 > 0 && R->by != me)
+      if (S->i0 > 0 && S->by != me)
         atomic_fetch_add_explicit(&ht_wf_test_moves, 1, memory_order_relaxed);
 #endif
-      R->by = me;
-      const int64_t end = R->y0 + R->g, b = R->b;
+      cur = S;
+      cur->by = me;
+      const int64_t end = cur->y0 + cur->g;
 #ifdef HT_WF_STATS
-      const int g = R->g;
+      const int g = cur->g;
 #endif
       /* once its last block is done, the band's slot may be a new band's */
-      const bool done = diag_block_avx2(W, R, d, !ran, (int)n);
+      const bool done = diag_block_avx2(W, cur, d, cur != ran, (int)n);
 #ifdef HT_WF_STATS
       W->st[me].nblk++;
       W->st[me].iters += n;
 #endif
-      ran = true;
+      ran = cur;
       if (atomic_load(&W->idlers) > 0) { /* seq_cst: see the sleeper below */
         atomic_fetch_add(&W->beat, 1);
         if (atomic_load(&W->sleepers) > 0) {
@@ -1488,44 +1286,27 @@ static void dwork(wf *W, int me)
           pthread_mutex_unlock(&W->idle_lock);
         }
       }
-      dpark_slot *const q = dslot(W, b);
-      const bool lost = atomic_load(&q->epoch) != epoch;
-#ifdef HT_WF_HEIGHT_TEST
-      if (lost)
-        atomic_fetch_add_explicit(&ht_wf_test_stale, 1, memory_order_relaxed);
-#endif
       if (done) { /* bands end in order: each waits on the one above */
         int64_t r = atomic_load_explicit(&W->rows_done, memory_order_relaxed);
         while (r < end &&
                !atomic_compare_exchange_weak_explicit(&W->rows_done, &r, end, memory_order_relaxed,
                                                       memory_order_relaxed)) {
         }
-        int64_t k = atomic_load_explicit(&W->bands_done, memory_order_relaxed);
-        while (k < b + 1 &&
-               !atomic_compare_exchange_weak_explicit(&W->bands_done, &k, b + 1, memory_order_relaxed,
-                                                      memory_order_relaxed)) {
-        }
 #ifdef HT_WF_STATS
         W->st[me].bands++;
         W->st[me].rows += g;
 #endif
-      }
-      if (done || lost) { /* the slot may be a new band's once its users are gone */
-        atomic_fetch_sub(&q->users, 1);
         cur = NULL;
-        ran = false;
-      } else if (++since >= DSAVE) { /* a checkpoint, should the thread stop */
-        dflush(W, R, d);
-        dlet_go(W, R, epoch, false);
-        since = 0;
+        ran = NULL; /* its slot may come back as another band */
       }
       continue;
     }
-    if (atomic_load_explicit(&W->rows_done, memory_order_relaxed) >= W->h)
-      break; /* every band is done */
+    if (!cur && !dtickets_left(W) && atomic_load_explicit(&W->nparked, memory_order_relaxed) == 0)
+      break; /* what is left is in other threads' hands */
     /* Nothing can run: spin while other threads make progress (a block
      * takes microseconds), but when none shows for a while (preempted
      * threads, a busy machine) block, as wait_band does. */
+    const int64_t now = ht_now_ns();
     if (!idle) {
       idle = true;
       atomic_fetch_add(&W->idlers, 1);
@@ -1558,8 +1339,6 @@ static void dwork(wf *W, int me)
 #endif
     }
   }
-  if (cur) /* cancelled */
-    atomic_fetch_sub(&dslot(W, d->p[pc].b)->users, 1);
   if (idle)
     atomic_fetch_sub(&W->idlers, 1);
 #ifdef HT_WF_STATS
@@ -1829,13 +1608,9 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   for (int k = 0; W.parked && k < W.ring; k++) {
     atomic_init(&W.parked[k].b, -1);
     atomic_init(&W.parked[k].need, 0);
-    atomic_init(&W.parked[k].users, 0);
-    atomic_init(&W.parked[k].epoch, 0);
-    atomic_init(&W.parked[k].lock, 0);
   }
   atomic_init(&W.nparked, 0);
   atomic_init(&W.rows_done, 0);
-  atomic_init(&W.bands_done, 0);
   atomic_init(&W.idlers, 0);
   atomic_init(&W.sleepers, 0);
   atomic_init(&W.beat, 0);
@@ -1878,12 +1653,12 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 #ifdef HT_WF_STATS /* bench builds: where each thread's time went */
   fprintf(stderr, "wavefront: %d threads, %lld bands\n", W.T, (long long)(atomic_load(&W.ticket) >> 33));
   for (int t = 0; t < W.T; t++)
-    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u, %lld steps/switches, sched %.2f ms, %lld blocks of %.0f, %lld taken over\n",
+    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u, %lld steps/switches, sched %.2f ms, %lld blocks of %.0f\n",
             t, W.st[t].cpu0, W.st[t].cpu1, (long long)W.st[t].bands, (long long)W.st[t].rows, (double)W.st[t].run_ns / 1e6,
             (double)W.st[t].wait_ns / 1e6, (long long)W.st[t].waits, (double)W.st[t].block_ns / 1e6,
             (long long)W.st[t].blocks, atomic_load(&W.pace[t].ns16), (long long)W.st[t].steps,
             (double)W.st[t].sched_ns / 1e6, (long long)W.st[t].nblk,
-            W.st[t].nblk ? (double)W.st[t].iters / (double)W.st[t].nblk : 0.0, (long long)W.st[t].steals);
+            W.st[t].nblk ? (double)W.st[t].iters / (double)W.st[t].nblk : 0.0);
 #endif
 out:
   if (idle_ok) {

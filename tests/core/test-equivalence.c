@@ -17,7 +17,6 @@
 extern _Atomic long long ht_wf_test_other_heights; /* core/wavefront.c, test builds */
 extern _Atomic long long ht_wf_test_moves;
 extern _Atomic long long ht_wf_test_overruns;
-extern _Atomic long long ht_wf_test_steals, ht_wf_test_stale;
 #endif
 
 static const char *const customs[] = {
@@ -234,15 +233,7 @@ int main(int argc, char **argv)
    * loaded machine, once did not; the shapes are mostly too narrow) */
   if ((!strcmp(part, "all") || !strcmp(part, "random")) && __builtin_cpu_supports("avx2"))
     CHECK(atomic_load(&ht_wf_test_moves) > 0, "no diagonal band went on in another thread");
-  /* threads stop in the middle of blocks now and then: others take
-   * their bands over, and they finish those blocks all the same */
-  if ((!strcmp(part, "all") || !strcmp(part, "random")) && __builtin_cpu_supports("avx2"))
-    CHECK(atomic_load(&ht_wf_test_steals) > 0 && atomic_load(&ht_wf_test_stale) > 0,
-          "no diagonal band was taken over from a stopped thread (%lld taken, %lld stale blocks)",
-          (long long)atomic_load(&ht_wf_test_steals), (long long)atomic_load(&ht_wf_test_stale));
 #endif
-  printf("diagonal bands taken over from a stopped thread: %lld; blocks it finished after: %lld\n",
-         (long long)atomic_load(&ht_wf_test_steals), (long long)atomic_load(&ht_wf_test_stale));
   printf("diagonal bands that went on in another thread: %lld\n", (long long)atomic_load(&ht_wf_test_moves));
   CHECK(atomic_load(&ht_wf_test_overruns) == 0, "%lld diagonal blocks ran ahead of the band above",
         (long long)atomic_load(&ht_wf_test_overruns));
