@@ -1367,6 +1367,8 @@ static int band_rows(const wf *W, int me)
     return 8 * (1 + (int)((r >> 40) % (uint64_t)(W->bg / 8)));
   return BG_MIN + (int)((r >> 40) % (uint64_t)(G - BG_MIN + 1));
 #else
+  if (W->diag) /* its bands change threads (dwork): no thread's pace is theirs */
+    return W->bg;
   const uint32_t mine = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
   uint32_t best = 0;
   for (int t = 0; t < W->T; t++) {
@@ -1376,9 +1378,7 @@ static int band_rows(const wf *W, int me)
   }
   if (!mine || !best)
     return W->bg; /* not measured yet */
-  int g = (int)(((uint64_t)W->bg * best + mine / 2) / mine);
-  if (W->diag) /* whole vectors of 8 rows */
-    g = (g + 4) / 8 * 8;
+  const int g = (int)(((uint64_t)W->bg * best + mine / 2) / mine);
   return g < W->gmin ? W->gmin : g > W->bg ? W->bg : g;
 #endif
 }
