@@ -60,27 +60,19 @@ ht_pool *ht_pool_new(int cap)
   ht_pool *p = calloc(1, sizeof *p);
   if (!p)
     return NULL;
-  p->w = calloc((size_t)(cap > 0 ? cap : 1), sizeof *p->w);
-  if (!p->w || pthread_mutex_init(&p->lock, NULL) != 0) {
-    free(p->w);
-    free(p);
-    return NULL;
-  }
-  if (pthread_cond_init(&p->work, NULL) != 0) {
-    pthread_mutex_destroy(&p->lock);
-    free(p->w);
-    free(p);
-    return NULL;
-  }
-  if (pthread_cond_init(&p->done, NULL) != 0) {
-    pthread_cond_destroy(&p->work);
-    pthread_mutex_destroy(&p->lock);
-    free(p->w);
-    free(p);
-    return NULL;
-  }
   p->cap = cap > 0 ? cap : 1;
-  return p;
+  p->w = calloc((size_t)p->cap, sizeof *p->w);
+  const bool lock = p->w && pthread_mutex_init(&p->lock, NULL) == 0;
+  const bool work = lock && pthread_cond_init(&p->work, NULL) == 0;
+  if (work && pthread_cond_init(&p->done, NULL) == 0)
+    return p;
+  if (work)
+    pthread_cond_destroy(&p->work);
+  if (lock)
+    pthread_mutex_destroy(&p->lock);
+  free(p->w);
+  free(p);
+  return NULL;
 }
 
 int ht_pool_start(ht_pool *p, int helpers, void (*fn)(void *arg, int k), void *arg)
