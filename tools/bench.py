@@ -217,6 +217,18 @@ class Bench:
         log("  %2d independent threads %6s, %g s: %s images/s" % (threads, size_label(size), seconds, m.group(1)))
         return float(m.group(1))
 
+    def spin_rate(self, threads, seconds):
+        """Millions of steps per second of `threads` threads running
+        arithmetic that touches no memory (ht-throughput --spin): how much
+        busy cores slow each other by themselves, caches and memory apart."""
+        p = subprocess.run([self.throughput, "--spin", str(threads), str(seconds)], capture_output=True, text=True)
+        m = re.search(r"([0-9.]+) M steps/s", p.stdout)
+        if p.returncode != 0 or not m:
+            log("  ht-throughput --spin %d failed: %s" % (threads, p.stderr.strip()))
+            return None
+        log("  %2d threads of arithmetic alone, %g s: %s M steps/s" % (threads, seconds, m.group(1)))
+        return float(m.group(1))
+
     def pinned_ms(self, size, cpu, reps):
         """min ms of one thread of the wavefront pinned to core `cpu`: cores
         of a virtual machine need not be equally fast."""
@@ -493,7 +505,7 @@ def main():
             csize = max(sizes)
             creps = 3 if csize >= 8192 else 10
             window = 4 if csize >= 8192 else 2
-            best, pairs = {}, {}
+            best, pairs, spins = {}, {}, {}
             for _ in range(args.rounds):
                 for t in threads:
                     for s in sizes:
@@ -505,6 +517,9 @@ def main():
                     r = bench.ceiling_rate(csize, t, window)
                     if r and wf_ms:
                         pairs.setdefault(t, []).append((r, 1000.0 / wf_ms))
+                    r = bench.spin_rate(t, 1)
+                    if r:
+                        spins.setdefault(t, []).append(r)
             rows = [("wavefront", "wavefront", t, {s: best.get((t, s)) for s in sizes}) for t in threads]
             lines += ["Wavefront (threaded k-delay scan, Sec. III), Floyd–Steinberg, 8-bit in, 1-bit out; "
                       "halftoning alone (`halftone --bench`), minimum over runs%s." %
@@ -529,10 +544,14 @@ def main():
                       "second of all of them together. A threaded wavefront cannot go beyond it. In each round "
                       "it was measured right after the wavefront's T threads; the table gives the median of the "
                       "rounds for the ceiling, the wavefront's best, and the median (and range) of the rounds' "
-                      "ratios, wavefront over ceiling." % (size_label(csize), window, window), "",
+                      "ratios, wavefront over ceiling. The last column is T threads of arithmetic that touches "
+                      "no memory, for 1 s (`ht-throughput --spin T 1`), over one such thread, median of the "
+                      "rounds: what busy cores take from each other by themselves (clock, shared physical cores, "
+                      "other tenants), caches and memory apart." % (size_label(csize), window, window), "",
                       "| T | T independent threads, images/s | over one thread | wavefront, T threads, images/s "
-                      "| wavefront / ceiling |", "|---|---|---|---|---|"]
+                      "| wavefront / ceiling | arithmetic alone, over one thread |", "|---|---|---|---|---|---|"]
             rate = {t: statistics.median(r for r, _ in pairs[t]) for t in threads if pairs.get(t)}
+            spin = {t: statistics.median(spins[t]) for t in threads if spins.get(t)}
             for t in threads:
                 r, wf_ms = rate.get(t), best.get((t, csize))
                 wf_rate = 1000.0 / wf_ms if wf_ms else None
@@ -542,9 +561,10 @@ def main():
                     share = "%.0f%%" % (100 * statistics.median(ratios))
                     if len(ratios) > 1:
                         share += " (%.0f–%.0f%%)" % (100 * ratios[0], 100 * ratios[-1])
-                lines.append("| %d | %s | %s | %s | %s |" % (
+                lines.append("| %d | %s | %s | %s | %s | %s |" % (
                     t, "%.2f" % r if r else "—", "%.2f×" % (r / rate[1]) if r and rate.get(1) else "—",
-                    "%.2f" % wf_rate if wf_rate else "—", share))
+                    "%.2f" % wf_rate if wf_rate else "—", share,
+                    "%.2f×" % (spin[t] / spin[1]) if spin.get(t) and spin.get(1) else "—"))
             # how fast each core is on its own
             cpus = sorted(os.sched_getaffinity(0))
             pin = {c: bench.pinned_ms(csize, c, creps) for c in cpus}

@@ -22,6 +22,14 @@
  * copy instead; in two rounds on one instance of the 16-vCPU GPU host,
  * 16 threads did 31.8 and 37.5 images/s on the copy against 29.0 and
  * 31.8 on the mapped file.)
+ *
+ *   ht-throughput --spin THREADS SECONDS
+ *
+ * The same window, but each thread runs integer arithmetic that touches
+ * no memory. What T such threads reach of T times one tells how much
+ * busy cores slow each other by themselves (a clock that drops as more
+ * cores work, cores that share a physical core, a host's other tenants),
+ * apart from caches and memory.
  */
 #include "halftone.h"
 #include "imageio.h"
@@ -44,8 +52,9 @@ typedef struct {
 } start_line;
 
 typedef struct {
-  const ht_image *in;
+  const ht_image *in; /* NULL: --spin */
   ht_image out;
+  uint64_t sink;      /* --spin: the arithmetic's result, kept */
   double seconds;
   start_line *start;
   int runs;     /* runs finished inside the window                   */
@@ -61,6 +70,37 @@ static double now_s(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* steps of --spin's arithmetic per unit of work: a few milliseconds */
+#define SPIN_STEPS (1u << 22)
+
+/* Four independent chains of multiply, add and shift, in registers: the
+ * loop is bound by how fast the core issues them, which a core's clock
+ * and a sibling sharing its physical core both change. */
+static uint64_t spin(uint64_t seed)
+{
+  uint64_t a = seed | 1, b = a + 2, c = a + 4, d = a + 6;
+  for (uint32_t i = 0; i < SPIN_STEPS; i++) {
+    a = a * 6364136223846793005u + 1442695040888963407u;
+    b = b * 3935559000370003845u + 2691343689449507681u;
+    c = (c ^ (c >> 29)) * 0xbf58476d1ce4e5b9u;
+    d = (d ^ (d >> 31)) * 0x94d049bb133111ebu;
+  }
+  return a ^ b ^ c ^ d;
+}
+
+/* one unit of work: a halftoning, or SPIN_STEPS steps of --spin */
+static ht_status unit(job *j, ht_context *ctx, const ht_params *p)
+{
+  if (!j->in) {
+    j->sink = spin(j->sink);
+    return HT_OK;
+  }
+  ht_status st = ht_run(ctx, j->in, &j->out, p);
+  if (st != HT_OK)
+    snprintf(j->msg, sizeof j->msg, "%s", ht_context_message(ctx));
+  return st;
+}
+
 static void *worker(void *arg)
 {
   job *j = arg;
@@ -73,9 +113,7 @@ static void *worker(void *arg)
   if (ctx) {
     ht_context_set_backend(ctx, HT_BACKEND_CPU);
     ht_context_set_threads(ctx, 1);
-    j->status = ht_run(ctx, j->in, &j->out, &p); /* warm-up: caches, pages */
-    if (j->status != HT_OK)
-      snprintf(j->msg, sizeof j->msg, "%s", ht_context_message(ctx));
+    j->status = unit(j, ctx, &p); /* warm-up: caches, pages */
   }
   /* check in, failed or not, and wait for the window */
   start_line *sl = j->start;
@@ -88,12 +126,10 @@ static void *worker(void *arg)
   const double t0 = sl->t0;
   pthread_mutex_unlock(&sl->lock);
   while (go > 0 && j->status == HT_OK) {
-    j->status = ht_run(ctx, j->in, &j->out, &p);
+    j->status = unit(j, ctx, &p);
     const double t = now_s();
-    if (j->status != HT_OK) {
-      snprintf(j->msg, sizeof j->msg, "%s", ht_context_message(ctx));
+    if (j->status != HT_OK)
       break;
-    }
     if (t - t0 > j->seconds)
       break; /* this run ended after the window */
     j->runs++;
@@ -107,15 +143,19 @@ int main(int argc, char **argv)
 {
   if (argc == 2 && strcmp(argv[1], "--help") == 0) {
     puts("Usage: ht-throughput IMAGE THREADS SECONDS\n"
+         "       ht-throughput --spin THREADS SECONDS\n"
          "THREADS independent single-thread halftonings of IMAGE at once, for SECONDS:\n"
          "images per second of all of them together (the machine's ceiling for the\n"
-         "threaded wavefront; see tools/bench.py --cpu-scaling).");
+         "threaded wavefront; see tools/bench.py --cpu-scaling). With --spin, each\n"
+         "thread runs arithmetic that touches no memory instead: millions of steps\n"
+         "per second of all of them together.");
     return 0;
   }
   if (argc != 4) {
-    fprintf(stderr, "ht-throughput: usage: ht-throughput IMAGE THREADS SECONDS\n");
+    fprintf(stderr, "ht-throughput: usage: ht-throughput IMAGE|--spin THREADS SECONDS\n");
     return 2;
   }
+  const bool spinning = strcmp(argv[1], "--spin") == 0;
   char *end;
   errno = 0;
   long threads = strtol(argv[2], &end, 10);
@@ -130,13 +170,13 @@ int main(int argc, char **argv)
     return 2;
   }
   char err[512];
-  hti_image im;
-  if (!hti_read(argv[1], &im, err, sizeof err)) {
+  hti_image im = { 0 };
+  if (!spinning && !hti_read(argv[1], &im, err, sizeof err)) {
     fprintf(stderr, "ht-throughput: %s: %s\n", argv[1], err);
     return 1;
   }
   /* the input as the CLI hands it to the library (see the top) */
-  const bool as_is = im.depth == 8 && im.channels == 1 && !getenv("HT_THROUGHPUT_COPY");
+  const bool as_is = spinning || (im.depth == 8 && im.channels == 1 && !getenv("HT_THROUGHPUT_COPY"));
   uint8_t *gray = as_is ? NULL : hti_gray8(&im, -1);
   if (!as_is && !gray) {
     fprintf(stderr, "ht-throughput: out of memory\n");
@@ -156,7 +196,9 @@ int main(int argc, char **argv)
     goto out;
   }
   for (long t = 0; t < threads; t++) {
-    jobs[t] = (job){ .in = &in, .seconds = seconds, .start = &sl };
+    jobs[t] = (job){ .in = spinning ? NULL : &in, .seconds = seconds, .start = &sl, .sink = (uint64_t)t };
+    if (spinning)
+      continue;
     jobs[t].out = (ht_image){ im.width, im.height, out_stride, 1, HT_FORMAT_BIT1,
                               malloc(out_stride * (size_t)im.height) };
     if (!jobs[t].out.data) {
@@ -195,8 +237,17 @@ int main(int argc, char **argv)
     lo = t == 0 || r < lo ? r : lo;
     hi = t == 0 || r > hi ? r : hi;
   }
-  printf("throughput: %ld threads, %lldx%lld, %g s: %.3f images/s (one thread's rate %.3f .. %.3f)\n", threads,
-         (long long)im.width, (long long)im.height, seconds, rate, lo, hi);
+  if (spinning) {
+    uint64_t sink = 0;
+    for (long t = 0; t < threads; t++)
+      sink ^= jobs[t].sink;
+    const double m = SPIN_STEPS / 1e6;
+    printf("spin: %ld threads, %g s: %.1f M steps/s (one thread's rate %.1f .. %.1f; result %016llx)\n", threads,
+           seconds, rate * m, lo * m, hi * m, (unsigned long long)sink);
+  } else {
+    printf("throughput: %ld threads, %lldx%lld, %g s: %.3f images/s (one thread's rate %.3f .. %.3f)\n", threads,
+           (long long)im.width, (long long)im.height, seconds, rate, lo, hi);
+  }
   rc = 0;
 out:
   if (jobs)

@@ -628,8 +628,9 @@ def case_mkimage(env):
 
 def case_throughput(env):
     """ht-throughput (the benchmark's ceiling): threads that share nothing
-    report their images per second; bad arguments and a bad image get a
-    one-line error and exit code 2 / 1."""
+    report their images per second, or with --spin their steps of
+    arithmetic per second; bad arguments and a bad image get a one-line
+    error and exit code 2 / 1."""
     tp = os.path.join(os.path.dirname(env.halftone), "ht-throughput")
     if not os.access(tp, os.X_OK):
         raise Skip("ht-throughput not built")
@@ -645,6 +646,16 @@ def case_throughput(env):
                        ((env.crop, 2, "-1"), "SECONDS"), ((env.crop, 2), "usage")):
         rc, _, err = env.run(*args, tool=tp)
         check(rc == 2 and what in err and err.count("\n") == 1, "%r: %d %r" % (args, rc, err))
+    # --spin: arithmetic alone, no image; the same window and the same sum
+    rc, out, err = env.run("--spin", 2, "0.2", tool=tp)
+    check(rc == 0, "ht-throughput --spin failed: %r" % err)
+    m = re.search(r"spin: 2 threads, 0.2 s: ([0-9.]+) M steps/s \(one thread's rate ([0-9.]+) \.\. ([0-9.]+);", out)
+    check(m is not None, "unexpected --spin output %r" % out)
+    rate, lo, hi = (float(m.group(i)) for i in (1, 2, 3))
+    check(0 < lo <= hi and abs(rate - (lo + hi)) <= 0.002 * rate + 0.2,
+          "--spin: the total %.1f is not the sum of the two threads' rates %.1f, %.1f" % (rate, lo, hi))
+    rc, _, err = env.run("--spin", 0, 1, tool=tp)
+    check(rc == 2 and "THREADS" in err and err.count("\n") == 1, "--spin 0 threads: %d %r" % (rc, err))
     write_pnm(env.path("bad.pgm"), "P5", 4, 4, 255, [1] * 5)
     rc, _, err = env.run(env.path("bad.pgm"), 1, 1, tool=tp)
     check(rc == 1 and "bad.pgm" in err and err.count("\n") == 1, "truncated image: %d %r" % (rc, err))
