@@ -6,7 +6,9 @@ otherwise pick, timed as whole processes and judged by the same metrics.
 
     python3 tools/bench.py                       # full run: 1K..16K, writes BENCHMARKS.md
     python3 tools/bench.py --sizes 1024,2048 --quick
-    python3 tools/bench.py --cpu-scaling         # wavefront at 1, 2, 4, 8, 16 threads only
+    python3 tools/bench.py --cpu-scaling         # wavefront at 1, 2, 4, 8, 16 threads only, beside
+                                                 # the machine: independent threads (ht-throughput),
+                                                 # arithmetic alone (--spin), each core pinned alone
 
 Python 3 standard library only. Needs a build (default ./build, or
 --build DIR) with tools/halftone, tools/ht-mkimage and tools/ht-metrics.
