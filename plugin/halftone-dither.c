@@ -319,6 +319,98 @@ notice_cb (const char *message, void *user)
   g_info ("halftone:dither: %s", message);
 }
 
+/* The core context outlives a call. GIMP runs the operation again at
+ * every change of the preview, and a context keeps the wavefront's worker
+ * threads and, once a GPU run has opened it, the CUDA module with its
+ * device context and buffers: making those again each time costs from a
+ * millisecond (threads) to a large part of a second (CUDA). The process
+ * keeps one idle context; a call takes it, or makes its own while another
+ * call holds it (a context runs one job at a time). Where a main loop
+ * runs (GIMP), a timer that looks once a second frees the idle context
+ * after KEEP_SECONDS without use, so that its memory, on the GPU too,
+ * goes back; HT_GEGL_KEEP_SECONDS sets other seconds, 0 keeps none. */
+#define KEEP_SECONDS 30
+
+static GMutex      kept_lock;
+static ht_context *kept;       /* the idle context, or NULL          */
+static gint64      kept_since; /* when it was put back (monotonic us) */
+static guint       kept_timer; /* the timer that frees it, or 0       */
+
+static guint
+keep_seconds (void)
+{
+  const gchar *s = g_getenv ("HT_GEGL_KEEP_SECONDS");
+  gchar       *end;
+  guint64      v;
+
+  if (!s || !*s)
+    return KEEP_SECONDS;
+  v = g_ascii_strtoull (s, &end, 10);
+  return *end == '\0' && v <= 24 * 3600 ? (guint) v : KEEP_SECONDS;
+}
+
+static gboolean
+drop_kept (gpointer user)
+{
+  ht_context *idle = NULL;
+  gboolean    again;
+
+  (void) user;
+  g_mutex_lock (&kept_lock);
+  if (kept && g_get_monotonic_time () - kept_since >= (gint64) keep_seconds () * G_USEC_PER_SEC)
+    {
+      idle = kept;
+      kept = NULL;
+    }
+  again = kept != NULL;
+  if (!again)
+    kept_timer = 0;
+  g_mutex_unlock (&kept_lock);
+  if (idle)
+    {
+      g_debug ("halftone:dither: freed the idle core context");
+      ht_context_free (idle);
+    }
+  return again ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+static ht_context *
+context_take (void)
+{
+  ht_context *ctx;
+
+  g_mutex_lock (&kept_lock);
+  ctx  = kept;
+  kept = NULL;
+  g_mutex_unlock (&kept_lock);
+  if (!ctx && (ctx = ht_context_new ()))
+    g_debug ("halftone:dither: made a core context");
+  return ctx;
+}
+
+/* A context whose run failed is not kept: after a GPU fault its device
+ * may stay unusable. */
+static void
+context_put_back (ht_context *ctx, gboolean ran_well)
+{
+  const guint seconds = keep_seconds ();
+
+  if (!ctx)
+    return;
+  ht_context_set_progress (ctx, NULL, NULL); /* its data was the caller's */
+  g_mutex_lock (&kept_lock);
+  if (ran_well && seconds > 0 && !kept)
+    {
+      kept       = ctx;
+      ctx        = NULL;
+      kept_since = g_get_monotonic_time ();
+      if (!kept_timer)
+        kept_timer = g_timeout_add_seconds (1, drop_kept, NULL);
+    }
+  g_mutex_unlock (&kept_lock);
+  ht_context_free (ctx);
+}
+
 static gboolean
 process (GeglOperation       *operation,
          GeglBuffer          *input,
@@ -361,14 +453,14 @@ process (GeglOperation       *operation,
   out_bpp = (gsize) babl_format_get_bytes_per_pixel (plan.core_format);
   in_data  = g_try_malloc ((gsize) area.width * (gsize) area.height * in_bpp);
   out_data = g_try_malloc ((gsize) area.width * (gsize) area.height * out_bpp);
-  ctx = ht_context_new ();
+  ctx = context_take ();
   if (!in_data || !out_data || !ctx)
     {
       g_warning ("halftone:dither: out of memory for a %dx%d image",
                  area.width, area.height);
       g_free (in_data);
       g_free (out_data);
-      ht_context_free (ctx);
+      context_put_back (ctx, TRUE);
       gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
       return TRUE;
     }
@@ -456,7 +548,7 @@ process (GeglOperation       *operation,
       gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
     }
 
-  ht_context_free (ctx);
+  context_put_back (ctx, status == HT_OK);
   g_free (in_data);
   g_free (out_data);
   return TRUE;
