@@ -144,7 +144,10 @@ HT_API ht_status ht_filter_format(const ht_filter *filter, char *buf, size_t siz
 /* -------------------------------------------------------------- run-time */
 
 typedef enum {
-  HT_BACKEND_AUTO = 0, /* GPU when usable, else CPU (with a notice)   */
+  HT_BACKEND_AUTO = 0, /* the GPU where it is expected to be faster,
+                        * counting the cost of opening it (about 0.3 s,
+                        * once per context), and usable; else the CPU
+                        * (with a notice when the GPU was tried)       */
   HT_BACKEND_CPU,
   HT_BACKEND_CUDA,
 } ht_backend;

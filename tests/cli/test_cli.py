@@ -344,7 +344,18 @@ def case_backend_cuda(env):
         # no driver at all: the module is not even loaded (it costs ~4 ms
         # of every run), and both messages say why
         check("no NVIDIA driver" in err, "backend cuda without a driver: %r" % err)
+        # auto keeps an image this small on the CPU without trying the GPU
         rc, _, err = env.run("--backend", "auto", env.crop, env.path("auto.pbm"))
+        check(rc == 0 and err == "", "backend auto, small image: exit %d, %r" % (rc, err))
+        # where the GPU would pay (opening it free, one thread, 0.96 M
+        # pixels), auto tries it, and says why it runs on the CPU
+        big = env.path("big.pgm")
+        write_pnm(big, "P5", 1200, 800, 255, [(i * 7) & 255 for i in range(1200 * 800)])
+        os.environ["HT_AUTO_GPU_OPEN_MS"] = "0"
+        try:
+            rc, _, err = env.run("--backend", "auto", "--threads", "1", big, env.path("auto.pbm"))
+        finally:
+            del os.environ["HT_AUTO_GPU_OPEN_MS"]
         check(rc == 0, "backend auto without a driver: exit %d, %r" % (rc, err))
         lines = err.strip().splitlines()
         check(len(lines) == 1 and "no NVIDIA driver" in lines[0] and "running on the CPU" in lines[0],

@@ -1,6 +1,7 @@
 /* Needs no GPU (runs in CI): a CUDA module that cannot be loaded.
- *  - backend auto falls back to the CPU with one notice and the CPU's
- *    exact output;
+ *  - backend auto runs small images on the CPU without trying the GPU,
+ *    and where it does try, falls back to the CPU with one notice and
+ *    the CPU's exact output;
  *  - backend cuda fails with HT_ERR_NO_GPU and a message naming the path,
  *    and leaves the output untouched;
  *  - a GPU variant with backend cpu is refused;
@@ -21,7 +22,9 @@ static void on_notice(const char *msg, void *user)
 static void check_module(const char *module, const char *expect_in_msg)
 {
   setenv("HT_CUDA_MODULE", module, 1);
-  const int64_t w = 77, h = 45;
+  /* large enough (0.96 M pixels) that one CPU thread is expected to be slower than
+   * a GPU that costs nothing to open */
+  const int64_t w = 1200, h = 800;
   uint8_t *in = xmalloc((size_t)(w * h)), *ref = xmalloc((size_t)(w * h)), *out = xmalloc((size_t)(w * h));
   fill_random(in, (size_t)w, w, h, 1, 5);
   ht_params p;
@@ -36,12 +39,37 @@ static void check_module(const char *module, const char *expect_in_msg)
   CHECK(ht_run(cpu, &iin, &iref, &p) == HT_OK, "cpu run: %s", ht_context_message(cpu));
   p.variant = HT_VARIANT_AUTO;
 
-  /* auto: falls back, says so once per context */
+  /* auto, where the GPU is not expected to pay: the CPU, quietly, without
+   * trying the module (opening a GPU is counted as 300 ms) */
+  unsetenv("HT_AUTO_GPU_OPEN_MS");
   ht_context *ctx = ht_context_new();
   ht_context_set_notice(ctx, on_notice, NULL);
+  ht_context_set_threads(ctx, 1);
   notices = 0;
   memset(out, 0x77, (size_t)(w * h));
   ht_status s = ht_run(ctx, &iin, &iout, &p);
+  CHECK(s == HT_OK && notices == 0, "auto, small image: status %d, %d notices (%s)", (int)s, notices, last_notice);
+  CHECK(ht_context_last_backend(ctx) == HT_BACKEND_CPU, "auto, small image: last backend is not the CPU");
+  CHECK(memcmp(out, ref, (size_t)(w * h)) == 0, "auto, small image: output differs from the CPU's");
+  ht_context_free(ctx);
+  /* nor with 16 threads, even when opening costs nothing (the model: 16
+   * threads beat the GPU at any size) */
+  setenv("HT_AUTO_GPU_OPEN_MS", "0", 1);
+  ctx = ht_context_new();
+  ht_context_set_notice(ctx, on_notice, NULL);
+  ht_context_set_threads(ctx, 16);
+  s = ht_run(ctx, &iin, &iout, &p);
+  CHECK(s == HT_OK && notices == 0, "auto, 16 threads: status %d, %d notices (%s)", (int)s, notices, last_notice);
+  ht_context_free(ctx);
+
+  /* auto where the GPU would pay (free to open, one thread): tries it,
+   * falls back, says so once per context */
+  ctx = ht_context_new();
+  ht_context_set_notice(ctx, on_notice, NULL);
+  ht_context_set_threads(ctx, 1);
+  notices = 0;
+  memset(out, 0x77, (size_t)(w * h));
+  s = ht_run(ctx, &iin, &iout, &p);
   CHECK(s == HT_OK, "auto with %s: %s", module, ht_context_message(ctx));
   CHECK(notices == 1, "expected one notice, got %d", notices);
   CHECK(strstr(last_notice, expect_in_msg) != NULL, "notice \"%s\" does not name \"%s\"", last_notice,
