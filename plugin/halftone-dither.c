@@ -33,7 +33,7 @@ enum_start (halftone_algorithm)
 enum_end (HalftoneAlgorithm)
 
 enum_start (halftone_backend)
-  enum_value (HALFTONE_BACKEND_AUTO, "auto", N_("Automatic (GPU if available)"))
+  enum_value (HALFTONE_BACKEND_AUTO, "auto", N_("Automatic (GPU where faster)"))
   enum_value (HALFTONE_BACKEND_CPU, "cpu", N_("CPU"))
   enum_value (HALFTONE_BACKEND_CUDA, "cuda", N_("NVIDIA GPU (CUDA)"))
 enum_end (HalftoneBackend)

@@ -531,7 +531,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
   gtk_widget_show (w);
   row++;
 
-  w = int_combo (_("Automatic (GPU if available)"), 0, _("CPU"), 1, _("NVIDIA GPU (CUDA)"), 2, NULL);
+  w = int_combo (_("Automatic (GPU where faster)"), 0, _("CPU"), 1, _("NVIDIA GPU (CUDA)"), 2, NULL);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->backend);
   g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->backend);
   attach_row (table, row++, _("_Backend:"), w, NULL);
