@@ -10,11 +10,12 @@
  * A module found by 2 or 3 is loaded only where an NVIDIA driver shows
  * itself (a device node, or /proc/driver/nvidia).
  */
-#include "internal.h"
+#include "cuda_loader.h"
 #include "../cuda/module.h"
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

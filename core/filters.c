@@ -1,75 +1,133 @@
-/* Error filters: the built-in tables, and the parser for custom ones.
- * A filter is data only; no algorithm loop knows any filter by name. */
-#include "internal.h"
+/* Error filters: the built-in table, and the parser for custom ones.
+ * A filter is data only; no algorithm loop knows any filter by name. A
+ * new built-in filter is one row of `builtin` (and its label's
+ * translations in po/). */
+#include "filter.h"
+#include "fixed.h"
+#include "job.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define N_(text) text
 #define TAP(dx, dy, num, den) { (dx), (dy), (num), HT_Q(num, den) }
 
-/* reach and delay are derived by ht_filter_derive(); the test suite
- * checks these tables against the parsed form of their strings. */
-static const ht_filter builtin[HT_FILTER_COUNT_BUILTIN] = {
-  [HT_FILTER_FLOYD_STEINBERG] = {
-    HT_FILTER_FLOYD_STEINBERG, "floyd-steinberg", 16, 4,
-    { TAP(1, 0, 7, 16), TAP(-1, 1, 3, 16), TAP(0, 1, 5, 16), TAP(1, 1, 1, 16) },
-    1, 1, 1, 2 },
-  [HT_FILTER_JARVIS_JUDICE_NINKE] = {
-    HT_FILTER_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke", 48, 12,
-    { TAP(1, 0, 7, 48), TAP(2, 0, 5, 48),
-      TAP(-2, 1, 3, 48), TAP(-1, 1, 5, 48), TAP(0, 1, 7, 48), TAP(1, 1, 5, 48), TAP(2, 1, 3, 48),
-      TAP(-2, 2, 1, 48), TAP(-1, 2, 3, 48), TAP(0, 2, 5, 48), TAP(1, 2, 3, 48), TAP(2, 2, 1, 48) },
-    2, 2, 2, 3 },
-  [HT_FILTER_STUCKI] = {
-    HT_FILTER_STUCKI, "stucki", 42, 12,
-    { TAP(1, 0, 8, 42), TAP(2, 0, 4, 42),
-      TAP(-2, 1, 2, 42), TAP(-1, 1, 4, 42), TAP(0, 1, 8, 42), TAP(1, 1, 4, 42), TAP(2, 1, 2, 42),
-      TAP(-2, 2, 1, 42), TAP(-1, 2, 2, 42), TAP(0, 2, 4, 42), TAP(1, 2, 2, 42), TAP(2, 2, 1, 42) },
-    2, 2, 2, 3 },
-  [HT_FILTER_BURKES] = {
-    HT_FILTER_BURKES, "burkes", 32, 7,
-    { TAP(1, 0, 8, 32), TAP(2, 0, 4, 32),
-      TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 8, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32) },
-    2, 2, 1, 3 },
-  [HT_FILTER_SIERRA_3] = {
-    HT_FILTER_SIERRA_3, "sierra-3", 32, 10,
-    { TAP(1, 0, 5, 32), TAP(2, 0, 3, 32),
-      TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 5, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32),
-      TAP(-1, 2, 2, 32), TAP(0, 2, 3, 32), TAP(1, 2, 2, 32) },
-    2, 2, 2, 3 },
-  [HT_FILTER_SIERRA_2] = {
-    HT_FILTER_SIERRA_2, "sierra-2", 16, 7,
-    { TAP(1, 0, 4, 16), TAP(2, 0, 3, 16),
-      TAP(-2, 1, 1, 16), TAP(-1, 1, 2, 16), TAP(0, 1, 3, 16), TAP(1, 1, 2, 16), TAP(2, 1, 1, 16) },
-    2, 2, 1, 3 },
-  [HT_FILTER_SIERRA_LITE] = {
-    HT_FILTER_SIERRA_LITE, "sierra-lite", 4, 3,
-    { TAP(1, 0, 2, 4), TAP(-1, 1, 1, 4), TAP(0, 1, 1, 4) },
-    1, 1, 1, 2 },
-  [HT_FILTER_ATKINSON] = {
-    HT_FILTER_ATKINSON, "atkinson", 8, 6,
-    { TAP(1, 0, 1, 8), TAP(2, 0, 1, 8),
-      TAP(-1, 1, 1, 8), TAP(0, 1, 1, 8), TAP(1, 1, 1, 8), TAP(0, 2, 1, 8) },
-    1, 2, 2, 2 },
+/* One row per built-in filter: its name and label for menus, then the
+ * filter. reach and delay are derived by ht_filter_derive(); the test
+ * suite checks these rows against the parsed form of their strings. */
+typedef struct {
+  ht_choice choice;
+  ht_filter filter;
+} filter_row;
+
+static const filter_row builtin[] = {
+  { { HT_FILTER_FLOYD_STEINBERG, "floyd-steinberg", N_("Floyd–Steinberg"), "4 weights over 2 rows (1976)" },
+    { HT_FILTER_FLOYD_STEINBERG, "floyd-steinberg", 16, 4,
+      { TAP(1, 0, 7, 16), TAP(-1, 1, 3, 16), TAP(0, 1, 5, 16), TAP(1, 1, 1, 16) },
+      1, 1, 1, 2 } },
+  { { HT_FILTER_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke", N_("Jarvis–Judice–Ninke"), "12 weights over 3 rows" },
+    { HT_FILTER_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke", 48, 12,
+      { TAP(1, 0, 7, 48), TAP(2, 0, 5, 48),
+        TAP(-2, 1, 3, 48), TAP(-1, 1, 5, 48), TAP(0, 1, 7, 48), TAP(1, 1, 5, 48), TAP(2, 1, 3, 48),
+        TAP(-2, 2, 1, 48), TAP(-1, 2, 3, 48), TAP(0, 2, 5, 48), TAP(1, 2, 3, 48), TAP(2, 2, 1, 48) },
+      2, 2, 2, 3 } },
+  { { HT_FILTER_STUCKI, "stucki", N_("Stucki"), "12 weights over 3 rows, sharper than Jarvis-Judice-Ninke" },
+    { HT_FILTER_STUCKI, "stucki", 42, 12,
+      { TAP(1, 0, 8, 42), TAP(2, 0, 4, 42),
+        TAP(-2, 1, 2, 42), TAP(-1, 1, 4, 42), TAP(0, 1, 8, 42), TAP(1, 1, 4, 42), TAP(2, 1, 2, 42),
+        TAP(-2, 2, 1, 42), TAP(-1, 2, 2, 42), TAP(0, 2, 4, 42), TAP(1, 2, 2, 42), TAP(2, 2, 1, 42) },
+      2, 2, 2, 3 } },
+  { { HT_FILTER_BURKES, "burkes", N_("Burkes"), "7 weights over 2 rows" },
+    { HT_FILTER_BURKES, "burkes", 32, 7,
+      { TAP(1, 0, 8, 32), TAP(2, 0, 4, 32),
+        TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 8, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32) },
+      2, 2, 1, 3 } },
+  { { HT_FILTER_SIERRA_3, "sierra-3", N_("Sierra (three rows)"), "10 weights over 3 rows" },
+    { HT_FILTER_SIERRA_3, "sierra-3", 32, 10,
+      { TAP(1, 0, 5, 32), TAP(2, 0, 3, 32),
+        TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 5, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32),
+        TAP(-1, 2, 2, 32), TAP(0, 2, 3, 32), TAP(1, 2, 2, 32) },
+      2, 2, 2, 3 } },
+  { { HT_FILTER_SIERRA_2, "sierra-2", N_("Sierra (two rows)"), "7 weights over 2 rows" },
+    { HT_FILTER_SIERRA_2, "sierra-2", 16, 7,
+      { TAP(1, 0, 4, 16), TAP(2, 0, 3, 16),
+        TAP(-2, 1, 1, 16), TAP(-1, 1, 2, 16), TAP(0, 1, 3, 16), TAP(1, 1, 2, 16), TAP(2, 1, 1, 16) },
+      2, 2, 1, 3 } },
+  { { HT_FILTER_SIERRA_LITE, "sierra-lite", N_("Sierra Lite"), "3 weights over 2 rows, the lightest" },
+    { HT_FILTER_SIERRA_LITE, "sierra-lite", 4, 3,
+      { TAP(1, 0, 2, 4), TAP(-1, 1, 1, 4), TAP(0, 1, 1, 4) },
+      1, 1, 1, 2 } },
+  { { HT_FILTER_ATKINSON, "atkinson", N_("Atkinson"), "6 weights of 1/8 over 3 rows: passes on 3/4 of the error" },
+    { HT_FILTER_ATKINSON, "atkinson", 8, 6,
+      { TAP(1, 0, 1, 8), TAP(2, 0, 1, 8),
+        TAP(-1, 1, 1, 8), TAP(0, 1, 1, 8), TAP(1, 1, 1, 8), TAP(0, 2, 1, 8) },
+      1, 2, 2, 2 } },
 };
+#define NBUILTIN ((int)(sizeof builtin / sizeof builtin[0]))
+
+/* The list HT_LIST_FILTERS: the built-in filters, then custom. */
+static const ht_choice custom_choice = { HT_FILTER_CUSTOM, "custom", N_("Custom coefficients"),
+                                         "your own filter, from --coefficients" };
+static ht_choice filter_choices[NBUILTIN + 1];
+static pthread_once_t filter_choices_once = PTHREAD_ONCE_INIT;
+
+static void make_filter_choices(void)
+{
+  for (int i = 0; i < NBUILTIN; i++)
+    filter_choices[i] = builtin[i].choice;
+  filter_choices[NBUILTIN] = custom_choice;
+}
+
+const ht_choice *ht_filter_choices(int *count)
+{
+  pthread_once(&filter_choices_once, make_filter_choices);
+  *count = NBUILTIN + 1;
+  return filter_choices;
+}
 
 const ht_filter *ht_filter_builtin(ht_filter_id id)
 {
-  if ((int)id < 0 || id >= HT_FILTER_COUNT_BUILTIN)
-    return NULL;
-  return &builtin[id];
+  for (int i = 0; i < NBUILTIN; i++)
+    if (builtin[i].filter.id == id)
+      return &builtin[i].filter;
+  return NULL;
 }
 
 const ht_filter *ht_filter_by_name(const char *name)
 {
   if (!name)
     return NULL;
-  for (int i = 0; i < HT_FILTER_COUNT_BUILTIN; i++)
-    if (strcmp(builtin[i].name, name) == 0)
-      return &builtin[i];
+  for (int i = 0; i < NBUILTIN; i++)
+    if (strcmp(builtin[i].filter.name, name) == 0)
+      return &builtin[i].filter;
   return NULL;
+}
+
+bool ht_filter_check(const ht_filter *f, char *msg)
+{
+  if (f->ntaps <= 0 || f->ntaps > HT_FILTER_MAX_TAPS || f->den <= 0) {
+    ht_set_msg(msg, "filter has no weights or a non-positive divisor");
+    return false;
+  }
+  int64_t qsum = 0;
+  for (int i = 0; i < f->ntaps; i++) {
+    const ht_tap *t = &f->taps[i];
+    if (t->dy < 0 || t->dy > HT_FILTER_MAX_DOWN || t->dx > HT_FILTER_MAX_RIGHT || -t->dx > HT_FILTER_MAX_LEFT ||
+        (t->dy == 0 && t->dx <= 0) || t->q < 0) {
+      ht_set_msg(msg, "filter weight %d points at a pixel already processed or too far away", i + 1);
+      return false;
+    }
+    qsum += t->q;
+  }
+  if (qsum > HT_Q_ONE) {
+    ht_set_msg(msg, "filter weights sum to more than 1");
+    return false;
+  }
+  return true;
 }
 
 void ht_filter_derive(ht_filter *f)

@@ -1,11 +1,26 @@
-/* libhalftone: exact error-diffusion halftoning.
+/* libhalftone: exact halftoning.
  *
  * One umbrella header. C11, no GLib. Every public symbol has the `ht_`
  * prefix. Inputs are const, outputs are caller-owned; the library never
  * keeps a pointer to caller memory after a call returns.
  *
- * The arithmetic every backend shares (fixed point, threshold, edges) is
- * defined in core/fixed.h and documented in docs/arithmetic.md.
+ * The shape of a run:
+ *  - a *method* says how levels are chosen (error diffusion today; the
+ *    search methods and plane-dependent colour diffusion join the same
+ *    enum with their implementations);
+ *  - *planes*: an image's colour channels are reduced to luma, run one
+ *    by one, or (for a coupling method) run together with inter-plane
+ *    error weights; every plane may have its own number of levels;
+ *  - an *implementation* (ht_variant) computes a method on a backend;
+ *    every implementation of a method gives the same bits;
+ *  - a *seed* keys the counter-based generator (core/rng.h) for methods
+ *    that draw random numbers, an *eye model* (core/eye.h) scores the
+ *    search methods, and *carried rows* (ht_run_band) let a tall plane
+ *    be run as bands, on one machine or many, with the same result.
+ *
+ * The arithmetic every backend shares (fixed point, threshold, edges,
+ * random numbers, the eye) is defined in core/fixed.h, core/rng.h and
+ * core/eye.h and documented in docs/arithmetic.md.
  */
 #ifndef HALFTONE_H
 #define HALFTONE_H
@@ -92,8 +107,11 @@ typedef enum {
   HT_FILTER_SIERRA_2,
   HT_FILTER_SIERRA_LITE,
   HT_FILTER_ATKINSON,
-  HT_FILTER_CUSTOM, /* only from ht_filter_parse */
-  HT_FILTER_COUNT_BUILTIN = HT_FILTER_CUSTOM
+  HT_FILTER_CUSTOM = 8, /* only from ht_filter_parse; its value stays 8
+                           (scripts pass it), built-in filters added later
+                           take 9 on. ht_choices(HT_LIST_FILTERS) lists
+                           them all, custom last                          */
+  HT_FILTER_COUNT_BUILTIN = 8 /* the built-in filters 0..7 of version 0.1 */
 } ht_filter_id;
 
 /* One weight: the error of pixel (x, y) goes to (x + dx, y + dy) with
@@ -187,12 +205,46 @@ typedef enum {
 HT_API const char *ht_variant_name(ht_variant v);
 /* Returns the variant named `name` (e.g. "ec-rc"), or -1. */
 HT_API int ht_variant_from_name(const char *name);
+/* The backend a variant runs on (HT_BACKEND_AUTO for HT_VARIANT_AUTO). */
+HT_API ht_backend ht_variant_backend(ht_variant v);
 
 typedef enum {
   HT_COLOR_LUMA = 0,    /* colour input reduced to luminance (Rec. 709
                            weights on the stored values), one plane out */
-  HT_COLOR_PER_CHANNEL, /* every colour channel on its own              */
+  HT_COLOR_PER_CHANNEL, /* every colour channel a plane of its own (RGB,
+                           CMYK: 3 or 4 planes), each with its levels,
+                           coupled by the inter-plane weights where the
+                           method couples planes                        */
 } ht_color_mode;
+
+/* How output levels are chosen. */
+typedef enum {
+  HT_METHOD_ERROR_DIFFUSION = 0, /* an error filter (ht_filter), Kasagi
+                                    et al.; planes run independently    */
+} ht_method;
+
+#define HT_MAX_PLANES 4
+#define HT_EYE_MAX_RADIUS 7
+
+/* The inter-plane error weights of plane-dependent colour error
+ * diffusion (Zhang et al., Sec. 2.1), as a 2 x planes matrix: the share
+ * of plane j's error fed forward to plane j + 1 of the same pixel, and
+ * back to plane j - 1 of the next pixel in scan order. All zero: the
+ * planes are independent. Non-zero weights need a method that couples
+ * planes. Converted once to Q12 as the filter weights are
+ * (docs/arithmetic.md). */
+typedef struct {
+  double forward[HT_MAX_PLANES];  /* mu_j, 0..1; the last plane's is unused   */
+  double backward[HT_MAX_PLANES]; /* mu'_j, 0..1; the first plane's is unused */
+} ht_plane_weights;
+
+/* The eye model of the search methods and of the HVS metric: a Gaussian
+ * of standard deviation `sigma` pixels over (2 radius + 1)^2 pixels, in
+ * fixed point (core/eye.h). Kouge et al. use sigma 1, radius 3. */
+typedef struct {
+  double sigma;  /* 0.25 .. 4 */
+  int radius;    /* 1 .. HT_EYE_MAX_RADIUS (core/eye.h: 7) */
+} ht_eye_params;
 
 typedef enum {
   HT_SCAN_RASTER = 0,   /* left to right on every row                   */
@@ -210,6 +262,14 @@ typedef struct {
   bool alpha;             /* last input channel is alpha: copied through
                              (to 8/16-bit outputs with an alpha channel) */
   ht_variant variant;
+  /* Fields below were added after 0.1.0; ht_params_init sets them. */
+  ht_method method;       /* default HT_METHOD_ERROR_DIFFUSION           */
+  int plane_levels[HT_MAX_PLANES]; /* levels of each plane in
+                             per-channel mode, 2..256; 0 = `levels`      */
+  ht_plane_weights plane_weights; /* default all zero                   */
+  uint64_t seed;          /* keys the random numbers of methods that
+                             draw them (core/rng.h); default 0           */
+  ht_eye_params eye;      /* default sigma 1, radius 3                   */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -265,6 +325,68 @@ HT_API ht_status ht_run(ht_context *ctx, const ht_image *in, ht_image *out,
 HT_API ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride,
                               uint8_t *out, size_t out_stride, int64_t width,
                               int64_t height, const ht_params *params);
+
+/* ------------------------------------------------------------ carried rows */
+
+/* A band of rows of a taller image, run on its own (ht_run_band): a
+ * whole image run as bands, each given the error rows the band above
+ * returned, is bit-identical to the image run at once, whichever
+ * implementation runs each band. This is what spreads one image over
+ * the processes of an MPI job.
+ *
+ * Errors are the quantisation errors of a plane's pixels (value minus
+ * the chosen level's value, in the units of docs/arithmetic.md), rows of
+ * `width` int32 values; for P output planes, plane p's rows come after
+ * plane p - 1's. */
+typedef struct {
+  int64_t y0;            /* the band's first row in the whole image     */
+  const int32_t *above;  /* the errors of the ht_carry_rows() rows just
+                            above the band (the last `below` of the band
+                            above), or NULL for the top band            */
+  int32_t *below;        /* NULL, or receives the errors of the last
+                            ht_carry_rows() rows up to the band's end   */
+} ht_band;
+
+/* Rows an error-diffusion band carries for `p`: its filter's reach down
+ * (1 for Floyd-Steinberg, 2 for Jarvis-Judice-Ninke), 0 when the filter
+ * stays on the current row; -1 for parameters that do not validate. */
+HT_API int ht_carry_rows(const ht_params *p);
+
+/* Halftones the rows `in` holds as rows band->y0 .. band->y0 +
+ * in->height - 1 of a taller image, as ht_run does; `out` has the band's
+ * rows. Needs the raster scan and an implementation that carries rows
+ * (every CPU variant; HT_ERR_UNSUPPORTED names what does not). */
+HT_API ht_status ht_run_band(ht_context *ctx, const ht_image *in, ht_image *out,
+                             const ht_params *params, const ht_band *band);
+
+/* ------------------------------------------------------------ names for UIs */
+
+/* The library's lists of choices, so that the command-line tool, the
+ * GEGL operation and the GIMP dialog never keep their own copies. */
+typedef enum {
+  HT_LIST_FILTERS = 0, /* ht_filter_id: the built-in filters, then custom */
+  HT_LIST_VARIANTS,    /* ht_variant: auto, then every implementation     */
+  HT_LIST_BACKENDS,    /* ht_backend                                       */
+  HT_LIST_COLOR_MODES, /* ht_color_mode                                    */
+  HT_LIST_METHODS,     /* ht_method                                        */
+  HT_LIST_COUNT
+} ht_list;
+
+typedef struct {
+  int value;          /* the enum value                                    */
+  const char *name;   /* the API name, kebab-case: CLI option values, GEGL
+                         enum nicks, PDB names                             */
+  const char *label;  /* an English label for menus; also a message id of
+                         the gegl-halftone translation domain             */
+  const char *help;   /* one English sentence, or ""                       */
+} ht_choice;
+
+/* The entries of `list` in the order menus show them; *count (may be
+ * NULL) gets how many. NULL and 0 for an unknown list. */
+HT_API const ht_choice *ht_choices(ht_list list, int *count);
+/* The entry named `name`, or the one of value `value`; NULL if none. */
+HT_API const ht_choice *ht_choice_by_name(ht_list list, const char *name);
+HT_API const ht_choice *ht_choice_by_value(ht_list list, int value);
 
 /* ---------------------------------------------------------------- metrics */
 

@@ -20,7 +20,7 @@
  * blur, so a border is neither darkened nor brightened, and every pixel
  * gets full kernel weight.
  */
-#include "internal.h"
+#include "halftone.h"
 
 #include <math.h>
 #include <stdlib.h>

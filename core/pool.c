@@ -5,7 +5,10 @@
  * and more of a small one (BENCHMARKS.md, tenth session); a context that
  * runs many images (a preview, a batch) pays that once. Idle workers
  * sleep on a condition variable: they take no CPU between runs. */
-#include "internal.h"
+#include "pool.h"
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <pthread.h>
 #include <stdlib.h>

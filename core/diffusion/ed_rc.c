@@ -15,7 +15,8 @@
  * error sums in the columns outside the image (the pads) are dropped:
  * they flow only into other pad columns and are cleared with the row,
  * which is the "error leaving the image is dropped" rule. */
-#include "internal.h"
+#include "impl.h"
+#include "levels.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * the unprocessed neighbours. Also the only variant that does the
  * serpentine scan (odd rows right to left with the filter mirrored),
  * which has no wavefront form. */
-#include "internal.h"
+#include "impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -73,7 +73,8 @@
  * rows -- which is done; the diagonal kernel checks that band b + 1 is
  * done before it starts band b + ring. In all O(3 * ring * width +
  * T * G * ER) values, never O(pixels). */
-#include "internal.h"
+#include "impl.h"
+#include "levels.h"
 
 #include <pthread.h>
 #include <sched.h>

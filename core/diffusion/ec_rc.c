@@ -15,7 +15,8 @@
  * nothing). It is instantiated for the footprints of the built-in
  * filters, where GCC unrolls it and keeps the window in registers, and
  * once for the largest footprint (4, 4, 3), which takes any filter. */
-#include "internal.h"
+#include "impl.h"
+#include "levels.h"
 
 #include <stdlib.h>
 #include <string.h>

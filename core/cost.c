@@ -1,0 +1,35 @@
+/* The cost model of backend auto: the GPU only where it is expected to be
+ * faster. Its three costs were measured on the 16-vCPU H100 host
+ * (BENCHMARKS.md, the GPU table):
+ *  - opening the GPU (module, device context, streams), once per
+ *    context: HT_AUTO_GPU_OPEN_MS, default 300 (a whole `halftone
+ *    --backend cuda` run of a 1024² image takes 0.36-0.39 s, against
+ *    3-6 ms on the CPU);
+ *  - a run on an open GPU: 0.5 ms plus 0.1 ns a pixel (end to end from
+ *    pageable memory: 0.52 ms at 1K², 8.7 ms at 8K², 17.8 to 29.3 ms at
+ *    16K² for 1-bit and 8-bit output);
+ *  - the CPU: 1 ns a pixel on one thread (the wavefront at 16K²: 1.05 to
+ *    1.13), and T threads at 65% of T times that (16 threads: 9-12.8x).
+ * So a process that halftones one image (the CLI, a gegl graph) stays on
+ * the CPU up to about 0.45 G pixels on 2 cores; a context kept for many
+ * images (GIMP's) uses its GPU, once open, from about 0.8 M pixels on 2
+ * cores. With 16 or more threads the model never prefers the GPU, as the
+ * measurements do not (16 threads: 30 ms at 16K², within 1.7x of the
+ * open GPU). A colour image run per channel is judged by one channel. */
+#include "cost.h"
+
+#include <stdlib.h>
+
+bool ht_cost_prefers_gpu(double pixels, int threads, bool gpu_open)
+{
+  const double cpu_ms = pixels * 1e-6 / (threads > 1 ? 0.65 * threads : 1.0);
+  double open_ms = 300;
+  const char *env = getenv("HT_AUTO_GPU_OPEN_MS");
+  if (env && *env) {
+    char *end;
+    const double v = strtod(env, &end);
+    if (*end == '\0' && v >= 0 && v <= 1e7)
+      open_ms = v;
+  }
+  return 0.5 + pixels * 0.1e-6 + (gpu_open ? 0 : open_ms) < cpu_ms;
+}

@@ -1,0 +1,31 @@
+/* The CUDA backend's implementations (impl.h): every row runs in the
+ * module that cuda_loader.c opens; the names stay known (and refused with
+ * "no usable GPU") where the module or a GPU is missing. Kasagi et al.
+ * Table V names the paper's variants; gpu-fast is ours (cuda/fast.cu). */
+#include "impl.h"
+#include "cuda_loader.h"
+
+#define N_(text) text
+
+static ht_status run(ht_job *job, const ht_rows *rows) { return ht_cuda_run(job->cuda, job, rows, job->variant); }
+
+#define ED HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CUDA
+const ht_impl ht_impls_cuda[] = {
+  { HT_VARIANT_GPU_FAST, "gpu-fast", N_("GPU: a warp per band of 32 rows (ours)"), ED, HT_CAP_CARRY, run },
+  { HT_VARIANT_GPU_3D_PED, "gpu-3d-ped", N_("GPU: 3-delay PED, global memory"), ED, 0, run },
+  { HT_VARIANT_GPU_2D_PED_ATOMIC, "gpu-2d-ped-atomic", N_("GPU: 2-delay PED with atomics, global memory"), ED, 0, run },
+  { HT_VARIANT_GPU_2D_PED_DOUBLE, "gpu-2d-ped-double", N_("GPU: 2-delay PED, double buffer, global memory"), ED, 0,
+    run },
+  { HT_VARIANT_GPU_2D_PEC, "gpu-2d-pec", N_("GPU: 2-delay PEC, global memory"), ED, 0, run },
+  { HT_VARIANT_GPU_3D_PED_PERM, "gpu-3d-ped-perm", N_("GPU: 3-delay PED, permuted data"), ED, 0, run },
+  { HT_VARIANT_GPU_2D_PED_ATOMIC_PERM, "gpu-2d-ped-atomic-perm", N_("GPU: 2-delay PED with atomics, permuted data"),
+    ED, 0, run },
+  { HT_VARIANT_GPU_2D_PED_DOUBLE_PERM, "gpu-2d-ped-double-perm", N_("GPU: 2-delay PED, double buffer, permuted data"),
+    ED, 0, run },
+  { HT_VARIANT_GPU_2D_PEC_PERM, "gpu-2d-pec-perm", N_("GPU: 2-delay PEC, permuted data"), ED, 0, run },
+  { HT_VARIANT_GPU_PB_PED, "gpu-pb-ped", N_("GPU: parallelogram blocks, PED"), ED, 0, run },
+  { HT_VARIANT_GPU_PB_PED_RC, "gpu-pb-ped-rc", N_("GPU: parallelogram blocks, PED, register caching"), ED, 0, run },
+  { HT_VARIANT_GPU_PB_PEC, "gpu-pb-pec", N_("GPU: parallelogram blocks, PEC"), ED, 0, run },
+  { HT_VARIANT_GPU_PB_PEC_RC, "gpu-pb-pec-rc", N_("GPU: parallelogram blocks, PEC, register caching"), ED, 0, run },
+};
+const int ht_impls_cuda_count = (int)(sizeof ht_impls_cuda / sizeof ht_impls_cuda[0]);

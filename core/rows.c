@@ -1,0 +1,165 @@
+/* Row load and store for every input and output format (rows.h). */
+#include "rows.h"
+
+#include <math.h>
+#include <string.h>
+
+static inline int32_t fx_from_f32(float f)
+{
+  if (!(f > 0.0f))
+    return 0;
+  if (f >= 1.0f)
+    return HT_FX_ONE;
+  return (int32_t)lrintf(f * (float)HT_FX_ONE);
+}
+
+static inline int32_t sample_fx(const ht_rows *r, const uint8_t *row, int64_t x, int c)
+{
+  size_t i = (size_t)x * (size_t)r->in_channels + (size_t)c;
+  switch (r->in_format) {
+  case HT_FORMAT_U8: return ht_fx_from_u8(row[i]);
+  case HT_FORMAT_U16: return ((const uint16_t *)(const void *)row)[i];
+  case HT_FORMAT_F32: return fx_from_f32(((const float *)(const void *)row)[i]);
+  default: return 0;
+  }
+}
+
+/* Rec. 709 luma of the stored values, weights in 1/65536 summing to 1. */
+static inline int32_t luma_fx(int32_t r, int32_t g, int32_t b)
+{
+  return (int32_t)((13933 * (int64_t)r + 46871 * (int64_t)g + 4732 * (int64_t)b + 32768) >> 16);
+}
+
+static void load_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, int32_t *dst)
+{
+  const uint8_t *row = r->in + (size_t)y * r->in_stride;
+  if (r->in_channel >= 0) {
+    if (r->in_format == HT_FORMAT_U8 && r->in_channels == 1) {
+      row += x0;
+      for (int64_t i = 0; i < n; i++) /* the hot case: let it vectorise */
+        dst[i] = ht_fx_from_u8(row[i]);
+      return;
+    }
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = sample_fx(r, row, x0 + i, r->in_channel);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = luma_fx(sample_fx(r, row, x0 + i, 0), sample_fx(r, row, x0 + i, 1), sample_fx(r, row, x0 + i, 2));
+}
+
+static void store_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, const uint8_t *lv)
+{
+  uint8_t *row = r->out + (size_t)y * r->out_stride;
+  switch (r->out_format) {
+  case HT_FORMAT_U8:
+    if (r->out_channels == 1) {
+      row += x0;
+      for (int64_t i = 0; i < n; i++)
+        row[i] = (uint8_t)r->lut[lv[i]];
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        row[(size_t)(x0 + i) * (size_t)r->out_channels + (size_t)r->out_channel] = (uint8_t)r->lut[lv[i]];
+    }
+    break;
+  case HT_FORMAT_U16: {
+    uint16_t *o = (uint16_t *)(void *)row;
+    for (int64_t i = 0; i < n; i++)
+      o[(size_t)(x0 + i) * (size_t)r->out_channels + (size_t)r->out_channel] = r->lut[lv[i]];
+    break;
+  }
+  case HT_FORMAT_BIT1: {
+    row += x0 >> 3; /* x0 is a multiple of 8 */
+    int64_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* 1-bit output means levels == 2, so every index is 0 or 1: flip the
+     * eight low bits of eight bytes and gather them, first pixel to the
+     * most significant bit, with one multiply. */
+    for (; i + 8 <= n; i += 8) {
+      uint64_t v;
+      memcpy(&v, lv + i, 8);
+      v = ~v & UINT64_C(0x0101010101010101);
+      row[i >> 3] = (uint8_t)((v * UINT64_C(0x8040201008040201)) >> 56);
+    }
+#endif
+    for (; i + 8 <= n; i += 8) {
+      unsigned b = 0;
+      for (int k = 0; k < 8; k++)
+        b = (b << 1) | (lv[i + k] == 0);
+      row[i >> 3] = (uint8_t)b;
+    }
+    if (i < n) { /* the end of the row */
+      const int64_t is = i;
+      unsigned b = 0;
+      int k = 0;
+      for (; i < n; i++, k++)
+        b = (b << 1) | (lv[i] == 0);
+      row[is >> 3] = (uint8_t)(b << (8 - k));
+    }
+    break;
+  }
+  case HT_FORMAT_F32:
+    break;
+  }
+}
+
+static void set_lut(ht_rows *r, bool indices)
+{
+  int L = r->levels;
+  int32_t max = r->out_format == HT_FORMAT_U16 ? 65535 : 255;
+  for (int q = 0; q < 256; q++) {
+    if (indices)
+      r->lut[q] = (uint16_t)q;
+    else if (q < L)
+      r->lut[q] = (uint16_t)((2 * q * max + (L - 1)) / (2 * (L - 1)));
+    else
+      r->lut[q] = (uint16_t)max;
+  }
+}
+
+
+void ht_rows_init(ht_rows *r, const ht_image *in, int in_channel, const ht_image *out, int out_channel,
+                  int levels, bool indices)
+{
+  memset(r, 0, sizeof *r);
+  r->width = in->width;
+  r->height = in->height;
+  r->load = load_row;
+  r->store = store_row;
+  r->in = in->data;
+  r->in_stride = in->stride;
+  r->in_channels = in->channels;
+  r->in_channel = in_channel;
+  r->in_format = in->format;
+  r->out = out->data;
+  r->out_stride = out->stride;
+  r->out_channels = out->channels;
+  r->out_channel = out_channel;
+  r->out_format = out->format;
+  r->levels = levels;
+  set_lut(r, indices);
+}
+
+void ht_rows_copy_alpha(const ht_image *in, ht_image *out)
+{
+  int ci = in->channels - 1, co = out->channels - 1;
+  for (int64_t y = 0; y < in->height; y++) {
+    const uint8_t *ri = (const uint8_t *)in->data + (size_t)y * in->stride;
+    uint8_t *ro = (uint8_t *)out->data + (size_t)y * out->stride;
+    for (int64_t x = 0; x < in->width; x++) {
+      size_t ii = (size_t)x * (size_t)in->channels + (size_t)ci;
+      size_t io = (size_t)x * (size_t)out->channels + (size_t)co;
+      int32_t a;
+      switch (in->format) {
+      case HT_FORMAT_U8: a = ht_fx_from_u8(ri[ii]); break;
+      case HT_FORMAT_U16: a = ((const uint16_t *)(const void *)ri)[ii]; break;
+      default: a = fx_from_f32(((const float *)(const void *)ri)[ii]); break;
+      }
+      if (out->format == HT_FORMAT_U8)
+        ro[io] = (uint8_t)((a + 128) / 257);
+      else
+        ((uint16_t *)(void *)ro)[io] = (uint16_t)a;
+    }
+  }
+}
+
