@@ -261,6 +261,24 @@ static ht_status run_job(ht_context *ctx, ht_job *job, const ht_rows *rows, ht_v
 
 /* ---------------------------------------------------------- entry points */
 
+ht_status ht_check(ht_context *ctx, const ht_params *p)
+{
+  if (!ctx)
+    return HT_ERR_INVALID_ARGUMENT;
+  ctx->msg[0] = '\0';
+  if (!p)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "no parameters");
+  ht_job job;
+  ht_status s = prepare_job(ctx, p, &job);
+  if (s != HT_OK)
+    return s;
+  /* the choice of backend auto needs the image's size; here an empty one
+   * keeps auto's choice on the CPU, which takes whatever the GPU takes */
+  const ht_rows none = { 0 };
+  const ht_impl *impl;
+  return choose(ctx, &job, &none, p->variant, &impl);
+}
+
 ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, uint8_t *out,
                        size_t out_stride, int64_t width, int64_t height, const ht_params *p)
 {

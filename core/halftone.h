@@ -304,6 +304,11 @@ HT_API const char *ht_context_message(const ht_context *ctx);
 HT_API ht_backend ht_context_last_backend(const ht_context *ctx);
 HT_API ht_variant ht_context_last_variant(const ht_context *ctx);
 
+/* Whether these parameters can run on this context's backend, checked
+ * before any image is read: HT_OK, or the status and message
+ * (ht_context_message) that ht_run would give for them. Opens no GPU. */
+HT_API ht_status ht_check(ht_context *ctx, const ht_params *params);
+
 /* Halftones `in` into `out`. Both have the same width and height.
  *  - luma mode: `out` has 1 channel (2 with alpha kept);
  *  - per-channel mode: `out` has the input's channel count.
