@@ -10,6 +10,7 @@
 #include "impl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Zero columns either side of every stored row: sources left of column 0
  * or right of column w-1 read 0, and ht_fx_term(0, q) == 0, which is the
@@ -26,15 +27,22 @@ ht_status ht_ec_run(ht_job *job, const ht_rows *rows)
   const size_t stride = (size_t)w + 2 * pad;
   int32_t *in = ht_alloc(job, (size_t)w, sizeof *in);
   uint8_t *lv = ht_alloc(job, (size_t)w, 1);
-  /* e rows y, y-1, ..., y-reach_down at slot (row mod nrows), plus one
-   * row of zeros standing for the rows above the image */
-  int32_t *ering = ht_alloc(job, (size_t)(nrows + 1), stride * sizeof *ering);
+  /* e rows y, y-1, ..., y-reach_down at slot (row mod nrows), then the
+   * reach_down rows above the band (zeros above the image), at least one */
+  int32_t *ering = ht_alloc(job, (size_t)(2 * nrows), stride * sizeof *ering);
   ht_status s = HT_OK;
   if (!in || !lv || !ering) {
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
-  const int32_t *zero = ering + (size_t)nrows * stride + pad;
+  /* the rows above the band: carried, or zeros at the top of the image */
+  int32_t *above = ering + (size_t)nrows * stride + pad;
+  for (int up = 1; up < nrows; up++) {
+    const int32_t *carried = ht_job_carry_in_row(job, w, up);
+    if (carried)
+      memcpy(above + (size_t)(nrows - 1 - up) * stride, carried, (size_t)w * sizeof *above);
+  }
+  ht_job_carry_begin(job, w, h);
   int32_t level_value[256];
   for (int i = 0; i < levels; i++)
     level_value[i] = ht_fx_level(i, levels);
@@ -44,7 +52,9 @@ ht_status ht_ec_run(ht_job *job, const ht_rows *rows)
     const int32_t *src[HT_FILTER_MAX_DOWN + 1];
     int32_t *cur = ering + (size_t)(y % nrows) * stride + pad;
     for (int dy = 0; dy <= f->reach_down; dy++)
-      src[dy] = dy == 0 ? cur : y >= dy ? ering + (size_t)((y - dy) % nrows) * stride + pad : zero;
+      src[dy] = dy == 0 ? cur
+                : y >= dy ? ering + (size_t)((y - dy) % nrows) * stride + pad
+                          : above + (size_t)(nrows - 1 - (dy - y)) * stride;
     /* The slot of row y held row y - nrows, which no tap reaches; its
      * columns are overwritten left to right before the dy == 0 taps
      * (dx > 0) read them. */
@@ -56,6 +66,9 @@ ht_status ht_ec_run(ht_job *job, const ht_rows *rows)
       cur[x] = v - level_value[q];
       lv[x] = (uint8_t)q;
     }
+    int32_t *carry = ht_job_carry_out_row(job, w, h, y);
+    if (carry)
+      memcpy(carry, cur, (size_t)w * sizeof *carry);
     rows->store(rows, y, 0, rows->width, lv);
     if (!ht_job_tick(job, y + 1, h)) {
       s = HT_ERR_CANCELLED;
