@@ -18,31 +18,59 @@
 
 #ifdef GEGL_PROPERTIES
 
-enum_start (halftone_algorithm)
-  enum_value (HALFTONE_ALGORITHM_FLOYD_STEINBERG, "floyd-steinberg",
-              N_("Floyd–Steinberg"))
-  enum_value (HALFTONE_ALGORITHM_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke",
-              N_("Jarvis–Judice–Ninke"))
-  enum_value (HALFTONE_ALGORITHM_STUCKI, "stucki", N_("Stucki"))
-  enum_value (HALFTONE_ALGORITHM_BURKES, "burkes", N_("Burkes"))
-  enum_value (HALFTONE_ALGORITHM_SIERRA_3, "sierra-3", N_("Sierra (three rows)"))
-  enum_value (HALFTONE_ALGORITHM_SIERRA_2, "sierra-2", N_("Sierra (two rows)"))
-  enum_value (HALFTONE_ALGORITHM_SIERRA_LITE, "sierra-lite", N_("Sierra Lite"))
-  enum_value (HALFTONE_ALGORITHM_ATKINSON, "atkinson", N_("Atkinson"))
-  enum_value (HALFTONE_ALGORITHM_CUSTOM, "custom", N_("Custom coefficients"))
-enum_end (HalftoneAlgorithm)
+/* The algorithm, backend and colour-mode enums are the library's lists
+ * (ht_choices in core/halftone.h), registered at run time: their values
+ * are the library's enum values, their nicks the library's names
+ * ("floyd-steinberg", "cuda", "per-channel": what gegl graphs and GIMP
+ * presets store), their labels the library's, translated. A filter added
+ * to core/filters.c appears here by itself. gegl-op.h reads this block
+ * several times and calls TYPE_get_type() for each property_enum below;
+ * the guard keeps one definition of those functions. */
+#ifndef HALFTONE_DITHER_LIBRARY_ENUMS
+#define HALFTONE_DITHER_LIBRARY_ENUMS
 
-enum_start (halftone_backend)
-  enum_value (HALFTONE_BACKEND_AUTO, "auto", N_("Automatic (GPU where faster)"))
-  enum_value (HALFTONE_BACKEND_CPU, "cpu", N_("CPU"))
-  enum_value (HALFTONE_BACKEND_CUDA, "cuda", N_("NVIDIA GPU (CUDA)"))
-enum_end (HalftoneBackend)
+#include "halftone.h"
 
-enum_start (halftone_color_mode)
-  enum_value (HALFTONE_COLOR_MODE_LUMA, "luma", N_("Luminance (black and white)"))
-  enum_value (HALFTONE_COLOR_MODE_PER_CHANNEL, "per-channel", N_("Each channel separately"))
-enum_end (HalftoneColorMode)
+typedef int HalftoneAlgorithm; /* ht_filter_id  */
+typedef int HalftoneBackend;   /* ht_backend    */
+typedef int HalftoneColorMode; /* ht_color_mode */
 
+static GType
+halftone_register_list (const gchar *type_name, ht_list list)
+{
+  int               n = 0;
+  const ht_choice  *c = ht_choices (list, &n);
+  GEnumValue       *values = g_new0 (GEnumValue, (gsize) n + 1); /* kept: GLib keeps a pointer */
+
+  for (int i = 0; i < n; i++)
+    {
+      values[i].value      = c[i].value;
+      values[i].value_name = dgettext (GETTEXT_PACKAGE, c[i].label);
+      values[i].value_nick = c[i].name;
+    }
+  return g_enum_register_static (type_name, values);
+}
+
+#define HALFTONE_LIST_TYPE(type_name, TypeName, list)                         \
+  static GType                                                               \
+  type_name##_get_type (void)                                                \
+  {                                                                          \
+    static gsize type = 0;                                                   \
+                                                                             \
+    if (g_once_init_enter (&type))                                           \
+      g_once_init_leave (&type, halftone_register_list (#TypeName, list));   \
+    return (GType) type;                                                     \
+  }
+
+HALFTONE_LIST_TYPE (halftone_algorithm, HalftoneAlgorithm, HT_LIST_FILTERS)
+HALFTONE_LIST_TYPE (halftone_backend, HalftoneBackend, HT_LIST_BACKENDS)
+HALFTONE_LIST_TYPE (halftone_color_mode, HalftoneColorMode, HT_LIST_COLOR_MODES)
+
+#undef HALFTONE_LIST_TYPE
+#endif /* HALFTONE_DITHER_LIBRARY_ENUMS */
+
+/* The op's own list: whether the core is given the stored (gamma-encoded)
+ * values or linear light. */
 enum_start (halftone_space)
   enum_value (HALFTONE_SPACE_PERCEPTUAL, "perceptual", N_("Perceptual (gamma-encoded values)"))
   enum_value (HALFTONE_SPACE_LINEAR, "linear", N_("Linear light"))
@@ -50,7 +78,7 @@ enum_end (HalftoneSpace)
 
 property_enum (algorithm, _("Algorithm"),
                HalftoneAlgorithm, halftone_algorithm,
-               HALFTONE_ALGORITHM_FLOYD_STEINBERG)
+               HT_FILTER_FLOYD_STEINBERG)
   description (_("Error filter that spreads each pixel's quantization error "
                  "to its unprocessed neighbours"))
 
@@ -67,7 +95,7 @@ property_int (levels, _("Levels"), 2)
 
 property_enum (color_mode, _("Color mode"),
                HalftoneColorMode, halftone_color_mode,
-               HALFTONE_COLOR_MODE_LUMA)
+               HT_COLOR_LUMA)
   description (_("Halftone the luminance of a color image (gray output), "
                  "or every color channel on its own"))
 
@@ -83,7 +111,7 @@ property_boolean (serpentine, _("Serpentine scan"), FALSE)
 
 property_enum (backend, _("Backend"),
                HalftoneBackend, halftone_backend,
-               HALFTONE_BACKEND_AUTO)
+               HT_BACKEND_AUTO)
   description (_("Where the error diffusion runs; every backend gives the "
                  "same result, bit for bit"))
 
@@ -193,7 +221,7 @@ make_plan (GeglOperation *operation, Plan *plan)
     in_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
 
   /* Luminance mode turns colour into one gray plane (core/context.c). */
-  if (color && o->color_mode == HALFTONE_COLOR_MODE_LUMA)
+  if (color && o->color_mode == HT_COLOR_LUMA)
     out_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
   else
     out_model = in_model;
@@ -221,11 +249,20 @@ make_plan (GeglOperation *operation, Plan *plan)
 static gboolean
 get_filter (GeglProperties *o, ht_filter *filter, gchar *err, gsize err_size)
 {
-  if (o->algorithm == HALFTONE_ALGORITHM_CUSTOM)
+  const ht_filter *builtin;
+
+  /* the property's values are the library's ht_filter_id values */
+  if (o->algorithm == HT_FILTER_CUSTOM)
     return ht_filter_parse (o->coefficients ? o->coefficients : "",
                             filter, err, err_size) == HT_OK;
 
-  *filter = *ht_filter_builtin ((ht_filter_id) o->algorithm);
+  builtin = ht_filter_builtin ((ht_filter_id) o->algorithm);
+  if (!builtin) /* GObject lets only the enum's values through */
+    {
+      g_snprintf (err, err_size, "unknown algorithm %d", o->algorithm);
+      return FALSE;
+    }
+  *filter = *builtin;
   return TRUE;
 }
 
@@ -445,8 +482,7 @@ process (GeglOperation       *operation,
     }
   params.levels = o->levels;
   params.scan   = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
-  params.color  = o->color_mode == HALFTONE_COLOR_MODE_PER_CHANNEL
-                  ? HT_COLOR_PER_CHANNEL : HT_COLOR_LUMA;
+  params.color  = (ht_color_mode) o->color_mode;
   params.alpha  = plan.alpha;
 
   in_bpp  = (gsize) babl_format_get_bytes_per_pixel (plan.in_format);
@@ -481,9 +517,7 @@ process (GeglOperation       *operation,
   out.format   = plan.out_type;
   out.data     = out_data;
 
-  ht_context_set_backend (ctx, o->backend == HALFTONE_BACKEND_CPU ? HT_BACKEND_CPU
-                               : o->backend == HALFTONE_BACKEND_CUDA ? HT_BACKEND_CUDA
-                               : HT_BACKEND_AUTO);
+  ht_context_set_backend (ctx, (ht_backend) o->backend);
   ht_context_set_threads (ctx, o->threads);
   ht_context_set_progress (ctx, progress_cb, &pd);
   ht_context_set_notice (ctx, notice_cb, NULL);

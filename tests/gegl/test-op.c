@@ -186,29 +186,96 @@ test_reference_hash (void)
   g_free (hash);
 }
 
+/* The algorithm, backend and colour-mode enums are the library's lists,
+ * exactly: the same values with the same nicks, in the same order, no
+ * more and no fewer; the labels are the library's (untranslated here:
+ * LC_ALL=C.UTF-8). The property of each has that enum and its default. */
+static void
+test_enums_are_library_lists (void)
+{
+  static const struct
+  {
+    const gchar *type, *property, *default_nick;
+    ht_list      list;
+  } lists[] = {
+    { "HalftoneAlgorithm", "algorithm", "floyd-steinberg", HT_LIST_FILTERS },
+    { "HalftoneBackend", "backend", "auto", HT_LIST_BACKENDS },
+    { "HalftoneColorMode", "color-mode", "luma", HT_LIST_COLOR_MODES },
+  };
+
+  for (gsize k = 0; k < G_N_ELEMENTS (lists); k++)
+    {
+      gint             n = -1;
+      const ht_choice *c = ht_choices (lists[k].list, &n);
+      GType            t = g_type_from_name (lists[k].type);
+      GEnumClass      *ec = t ? g_type_class_ref (t) : NULL;
+      GParamSpec      *ps = gegl_operation_find_property (OP, lists[k].property);
+
+      CHECK (c != NULL && n > 0, "ht_choices(%d) is empty", (int) lists[k].list);
+      CHECK (ec != NULL, "enum type %s missing", lists[k].type);
+      if (!c || !ec)
+        continue;
+      CHECK ((gint) ec->n_values == n, "%s has %u values, the library's list %d", lists[k].type, ec->n_values, n);
+      for (gint i = 0; i < n && i < (gint) ec->n_values; i++)
+        {
+          const GEnumValue *v = &ec->values[i];
+
+          CHECK (v->value == c[i].value && g_strcmp0 (v->value_nick, c[i].name) == 0,
+                 "%s value %d is %d '%s', the library's %d '%s'", lists[k].type, i, v->value, v->value_nick,
+                 c[i].value, c[i].name);
+          CHECK (g_strcmp0 (v->value_name, c[i].label) == 0, "%s '%s' is labelled '%s', the library '%s'",
+                 lists[k].type, c[i].name, v->value_name, c[i].label);
+          CHECK (g_enum_get_value_by_nick (ec, c[i].name) == v, "%s: nick %s is not unique", lists[k].type,
+                 c[i].name);
+        }
+      CHECK (ps && G_IS_PARAM_SPEC_ENUM (ps) && G_PARAM_SPEC_VALUE_TYPE (ps) == t,
+             "property %s is not of enum type %s", lists[k].property, lists[k].type);
+      if (ps && G_IS_PARAM_SPEC_ENUM (ps))
+        {
+          GEnumValue *d = g_enum_get_value (ec, G_PARAM_SPEC_ENUM (ps)->default_value);
+          CHECK (d && g_strcmp0 (d->value_nick, lists[k].default_nick) == 0, "property %s defaults to %s, not %s",
+                 lists[k].property, d ? d->value_nick : "(none)", lists[k].default_nick);
+        }
+      g_type_class_unref (ec);
+    }
+}
+
+/* The names and values of version 0.1 stay, so that saved gegl graphs,
+ * GIMP presets and PDB scripts keep working. */
 static void
 test_enum_nicks (void)
 {
-  static const char *const algos[] = {
-    "floyd-steinberg", "jarvis-judice-ninke", "stucki", "burkes", "sierra-3",
-    "sierra-2", "sierra-lite", "atkinson", "custom",
+  static const struct
+  {
+    const gchar *type, *nick;
+    gint         value;
+  } kept[] = {
+    { "HalftoneAlgorithm", "floyd-steinberg", 0 }, { "HalftoneAlgorithm", "jarvis-judice-ninke", 1 },
+    { "HalftoneAlgorithm", "stucki", 2 },          { "HalftoneAlgorithm", "burkes", 3 },
+    { "HalftoneAlgorithm", "sierra-3", 4 },        { "HalftoneAlgorithm", "sierra-2", 5 },
+    { "HalftoneAlgorithm", "sierra-lite", 6 },     { "HalftoneAlgorithm", "atkinson", 7 },
+    { "HalftoneAlgorithm", "custom", 8 },
+    { "HalftoneBackend", "auto", 0 },              { "HalftoneBackend", "cpu", 1 },
+    { "HalftoneBackend", "cuda", 2 },
+    { "HalftoneColorMode", "luma", 0 },            { "HalftoneColorMode", "per-channel", 1 },
+    { "HalftoneSpace", "perceptual", 0 },          { "HalftoneSpace", "linear", 1 },
   };
-  GEnumClass *ec = g_type_class_ref (g_type_from_name ("HalftoneAlgorithm"));
 
-  CHECK (ec && ec->n_values == G_N_ELEMENTS (algos), "HalftoneAlgorithm has %u values",
-         ec ? ec->n_values : 0);
-  for (guint i = 0; ec && i < G_N_ELEMENTS (algos); i++)
+  for (gsize i = 0; i < G_N_ELEMENTS (kept); i++)
     {
-      GEnumValue *v = g_enum_get_value_by_nick (ec, algos[i]);
+      GType       t  = g_type_from_name (kept[i].type);
+      GEnumClass *ec = t ? g_type_class_ref (t) : NULL;
+      GEnumValue *v  = ec ? g_enum_get_value_by_nick (ec, kept[i].nick) : NULL;
 
-      CHECK (v != NULL, "algorithm %s missing", algos[i]);
-      /* the built-in filters are the core's, in the core's order */
-      if (v && i < HT_FILTER_COUNT_BUILTIN)
-        CHECK (ht_filter_by_name (algos[i]) == ht_filter_builtin ((ht_filter_id) v->value),
-               "algorithm %s is not core filter %d", algos[i], v->value);
+      CHECK (v && v->value == kept[i].value, "%s %s: %d, was %d", kept[i].type, kept[i].nick,
+             v ? v->value : -1, kept[i].value);
+      /* the built-in filters are the core's */
+      if (v && t == g_type_from_name ("HalftoneAlgorithm") && v->value != HT_FILTER_CUSTOM)
+        CHECK (ht_filter_by_name (kept[i].nick) == ht_filter_builtin ((ht_filter_id) v->value),
+               "algorithm %s is not core filter %d", kept[i].nick, v->value);
+      if (ec)
+        g_type_class_unref (ec);
     }
-  if (ec)
-    g_type_class_unref (ec);
 }
 
 static void
@@ -748,6 +815,7 @@ main (int argc, char **argv)
   if (gegl_has_operation (OP))
     {
       test_reference_hash ();
+      test_enums_are_library_lists ();
       test_enum_nicks ();
       test_properties ();
       test_formats ();
