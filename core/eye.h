@@ -64,14 +64,19 @@ HT_FX_INLINE int32_t ht_eye_error_at(const ht_eye *eye, const int32_t *d, int64_
   return e;
 }
 
-#ifndef __CUDACC__
+#ifdef __cplusplus
+extern "C" {
+#endif
 /* Builds the table for `p`; false when sigma is outside 0.25..4 or the
- * radius outside 1..HT_EYE_MAX_RADIUS. Host only (eye.c). */
+ * radius outside 1..HT_EYE_MAX_RADIUS. Host code only (eye.c, in
+ * libhalftone). */
 bool ht_eye_init(ht_eye *eye, const ht_eye_params *p);
 
 /* Error(A, B): the sum of |e| over a w x h plane of differences d. The
  * reference definition of what the search methods minimise. */
 int64_t ht_eye_total_error(const ht_eye *eye, const int32_t *d, int64_t stride, int64_t w, int64_t h);
+#ifdef __cplusplus
+}
 #endif
 
 #endif
