@@ -29,26 +29,27 @@
 #define GEGL_OP        "halftone:dither"
 #define MENU_PATH      "<Image>/Filters/Distorts"
 
-#define N_ALGORITHMS 9 /* the built-in filters, then custom */
-#define ALGORITHM_CUSTOM 8
 #define COEF_MAX 256
 
-/* Everything the user sets; remembered between runs (gimp_set_data). */
+/* Everything the user sets; remembered between runs (gimp_set_data).
+ * The algorithm, colour mode and backend are the library's enum values,
+ * which are also the GEGL operation's: the lists (ht_choices) say which
+ * there are. */
 typedef struct
 {
-  gint     algorithm;  /* 0..8, order of the op's HalftoneAlgorithm  */
+  gint     algorithm;  /* ht_filter_id (HT_LIST_FILTERS; custom is 8) */
   gchar    coefficients[COEF_MAX];
   gint     levels;     /* 2..256                                      */
-  gint     color_mode; /* 0 luma, 1 per-channel                       */
-  gint     space;      /* 0 perceptual, 1 linear                      */
+  gint     color_mode; /* ht_color_mode (HT_LIST_COLOR_MODES)         */
+  gint     space;      /* 0 perceptual, 1 linear (the op's own enum)  */
   gboolean serpentine;
-  gint     backend;    /* 0 auto, 1 cpu, 2 cuda                       */
+  gint     backend;    /* ht_backend (HT_LIST_BACKENDS)               */
   gint     threads;    /* 0 = all cores                               */
   gint     zoom;       /* preview magnification, 1..8 (dialog only)   */
 } HalftoneVals;
 
 static const HalftoneVals defaults = {
-  0, "- * 7; 3 5 1 / 16", 2, 0, 0, FALSE, 0, 0, 1,
+  HT_FILTER_FLOYD_STEINBERG, "- * 7; 3 5 1 / 16", 2, HT_COLOR_LUMA, 0, FALSE, HT_BACKEND_AUTO, 0, 1,
 };
 
 /* The preview's state: the last full result and what it was made from. */
@@ -77,20 +78,79 @@ const GimpPlugInInfo PLUG_IN_INFO = { NULL, NULL, query, run };
 MAIN ()
 
 
+/* ------------------------------------------------------------ the lists */
+
+/* "WHAT { FLOYD-STEINBERG (0), ..., CUSTOM (8) }": a PDB argument's
+ * description in the style of GIMP's own, from the library's list. */
+static gchar *
+pdb_enum_doc (const gchar *what, ht_list list)
+{
+  GString         *s = g_string_new (what);
+  gint             n = 0;
+  const ht_choice *c = ht_choices (list, &n);
+
+  g_string_append (s, " {");
+  for (gint i = 0; i < n; i++)
+    {
+      gchar *up = g_ascii_strup (c[i].name, -1);
+
+      g_string_append_printf (s, "%s %s (%d)", i ? "," : "", up, c[i].value);
+      g_free (up);
+    }
+  g_string_append (s, " }");
+  return g_string_free (s, FALSE);
+}
+
+/* "0 floyd-steinberg, 1 jarvis-judice-ninke, ...": the accepted values,
+ * for messages. */
+static gchar *
+list_values (ht_list list)
+{
+  GString         *s = g_string_new (NULL);
+  gint             n = 0;
+  const ht_choice *c = ht_choices (list, &n);
+
+  for (gint i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%d %s", i ? ", " : "", c[i].value, c[i].name);
+  return g_string_free (s, FALSE);
+}
+
+/* A combo box of the list's entries (values: the library's), labels
+ * translated through the plug-in's domain. */
+static GtkWidget *
+list_combo (ht_list list)
+{
+  GtkWidget       *combo = gimp_int_combo_box_new (NULL, 0, NULL);
+  gint             n = 0;
+  const ht_choice *c = ht_choices (list, &n);
+
+  for (gint i = 0; i < n; i++)
+    gimp_int_combo_box_append (GIMP_INT_COMBO_BOX (combo),
+                               GIMP_INT_STORE_VALUE, c[i].value,
+                               GIMP_INT_STORE_LABEL, g_dgettext (GETTEXT_PACKAGE, c[i].label),
+                               -1);
+  return combo;
+}
+
 static void
 query (void)
 {
-  static const GimpParamDef args[] = {
+  gchar *algorithm_doc = pdb_enum_doc ("Error filter", HT_LIST_FILTERS);
+  gchar *coefficients_doc = g_strdup_printf ("Custom filter for algorithm %d, e.g. \"- * 7; 3 5 1 / 16\" "
+                                             "(ignored otherwise)", (gint) HT_FILTER_CUSTOM);
+  gchar *color_doc = pdb_enum_doc ("Color mode", HT_LIST_COLOR_MODES);
+  gchar *backend_doc = pdb_enum_doc ("Backend", HT_LIST_BACKENDS);
+  const GimpParamDef args[] = {
     { GIMP_PDB_INT32,    "run-mode",     "The run mode { RUN-INTERACTIVE (0), RUN-NONINTERACTIVE (1), RUN-WITH-LAST-VALS (2) }" },
     { GIMP_PDB_IMAGE,    "image",        "Input image (unused)" },
     { GIMP_PDB_DRAWABLE, "drawable",     "Input drawable" },
-    { GIMP_PDB_INT32,    "algorithm",    "Error filter { FLOYD-STEINBERG (0), JARVIS-JUDICE-NINKE (1), STUCKI (2), BURKES (3), SIERRA-3 (4), SIERRA-2 (5), SIERRA-LITE (6), ATKINSON (7), CUSTOM (8) }" },
-    { GIMP_PDB_STRING,   "coefficients", "Custom filter for algorithm 8, e.g. \"- * 7; 3 5 1 / 16\" (ignored otherwise)" },
+    { GIMP_PDB_INT32,    "algorithm",    algorithm_doc },
+    { GIMP_PDB_STRING,   "coefficients", coefficients_doc },
     { GIMP_PDB_INT32,    "levels",       "Output levels per channel (2..256)" },
-    { GIMP_PDB_INT32,    "color-mode",   "Color mode { LUMA (0), PER-CHANNEL (1) }" },
+    { GIMP_PDB_INT32,    "color-mode",   color_doc },
     { GIMP_PDB_INT32,    "space",        "Space { PERCEPTUAL (0), LINEAR (1) }" },
     { GIMP_PDB_INT32,    "serpentine",   "Serpentine scan (TRUE or FALSE)" },
-    { GIMP_PDB_INT32,    "backend",      "Backend { AUTO (0), CPU (1), CUDA (2) }" },
+    { GIMP_PDB_INT32,    "backend",      backend_doc },
     { GIMP_PDB_INT32,    "threads",      "CPU threads (0 = all cores, up to 1024)" },
   };
 
@@ -114,27 +174,49 @@ query (void)
                           args, NULL);
 
   gimp_plugin_menu_register (PLUG_IN_PROC, MENU_PATH);
+  g_free (algorithm_doc);
+  g_free (coefficients_doc);
+  g_free (color_doc);
+  g_free (backend_doc);
 }
 
 /* ------------------------------------------------------------ checks */
+
+/* The message `format` (translated; %s: the accepted values, %d: the
+ * value given) for a value that is not in the library's list. */
+static gchar *
+not_in_list (const gchar *format, ht_list list, gint value)
+{
+  gchar *values  = list_values (list);
+  gchar *message = g_strdup_printf (format, values, value);
+
+  g_free (values);
+  return message;
+}
 
 /* NULL when the values can be used; else a one-line message. */
 static gchar *
 check_vals (const HalftoneVals *v)
 {
-  if (v->algorithm < 0 || v->algorithm >= N_ALGORITHMS)
-    return g_strdup_printf (_("algorithm must be 0..%d, got %d"), N_ALGORITHMS - 1, v->algorithm);
+  if (!ht_choice_by_value (HT_LIST_FILTERS, v->algorithm))
+    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
+    /* xgettext:c-format */
+    return not_in_list (_("algorithm must be one of %s; got %d"), HT_LIST_FILTERS, v->algorithm);
   if (v->levels < 2 || v->levels > 256)
     return g_strdup_printf (_("levels must be 2..256, got %d"), v->levels);
-  if (v->color_mode < 0 || v->color_mode > 1)
-    return g_strdup_printf (_("color mode must be 0 or 1, got %d"), v->color_mode);
+  if (!ht_choice_by_value (HT_LIST_COLOR_MODES, v->color_mode))
+    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
+    /* xgettext:c-format */
+    return not_in_list (_("color mode must be one of %s; got %d"), HT_LIST_COLOR_MODES, v->color_mode);
   if (v->space < 0 || v->space > 1)
     return g_strdup_printf (_("space must be 0 or 1, got %d"), v->space);
-  if (v->backend < 0 || v->backend > 2)
-    return g_strdup_printf (_("backend must be 0..2, got %d"), v->backend);
+  if (!ht_choice_by_value (HT_LIST_BACKENDS, v->backend))
+    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
+    /* xgettext:c-format */
+    return not_in_list (_("backend must be one of %s; got %d"), HT_LIST_BACKENDS, v->backend);
   if (v->threads < 0 || v->threads > 1024)
     return g_strdup_printf (_("threads must be 0..1024, got %d"), v->threads);
-  if (v->algorithm == ALGORITHM_CUSTOM)
+  if (v->algorithm == HT_FILTER_CUSTOM)
     {
       ht_filter f;
       char      err[256] = "";
@@ -247,7 +329,7 @@ same_vals (const HalftoneVals *a, const HalftoneVals *b)
   return a->algorithm == b->algorithm && a->levels == b->levels &&
          a->color_mode == b->color_mode && a->space == b->space &&
          a->serpentine == b->serpentine &&
-         (a->algorithm != ALGORITHM_CUSTOM || strcmp (a->coefficients, b->coefficients) == 0);
+         (a->algorithm != HT_FILTER_CUSTOM || strcmp (a->coefficients, b->coefficients) == 0);
 }
 
 static void
@@ -374,7 +456,7 @@ preview_draw (GimpPreview *preview, PreviewState *st)
 static void
 update_sensitivity (PreviewState *st)
 {
-  gboolean custom = st->vals->algorithm == ALGORITHM_CUSTOM;
+  gboolean custom = st->vals->algorithm == HT_FILTER_CUSTOM;
 
   gtk_widget_set_sensitive (st->coef_entry, custom);
   gtk_widget_set_sensitive (st->coef_label, custom);
@@ -491,9 +573,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
   gtk_box_pack_start (GTK_BOX (vbox), table, FALSE, FALSE, 0);
   gtk_widget_show (table);
 
-  w = int_combo (_("Floyd–Steinberg"), 0, _("Jarvis–Judice–Ninke"), 1, _("Stucki"), 2,
-                 _("Burkes"), 3, _("Sierra (three rows)"), 4, _("Sierra (two rows)"), 5,
-                 _("Sierra Lite"), 6, _("Atkinson"), 7, _("Custom coefficients"), 8, NULL);
+  w = list_combo (HT_LIST_FILTERS);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->algorithm);
   g_signal_connect (w, "changed", G_CALLBACK (on_algorithm_changed), &st);
   attach_row (table, row++, _("_Algorithm:"), w, NULL);
@@ -511,7 +591,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
   w = spin (&vals->levels, 2, 256, &st);
   attach_row (table, row++, _("_Levels:"), w, NULL);
 
-  w = int_combo (_("Luminance (black and white)"), 0, _("Each channel separately"), 1, NULL);
+  w = list_combo (HT_LIST_COLOR_MODES);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->color_mode);
   g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->color_mode);
   g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
@@ -531,7 +611,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
   gtk_widget_show (w);
   row++;
 
-  w = int_combo (_("Automatic (GPU where faster)"), 0, _("CPU"), 1, _("NVIDIA GPU (CUDA)"), 2, NULL);
+  w = list_combo (HT_LIST_BACKENDS);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->backend);
   g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->backend);
   attach_row (table, row++, _("_Backend:"), w, NULL);
@@ -625,8 +705,13 @@ run (const gchar      *name,
         vals.coefficients[COEF_MAX - 1] = '\0';
         if (vals.zoom < 1 || vals.zoom > 8)
           vals.zoom = 1;
-        if (check_vals (&vals))
-          vals = defaults; /* stored values from an older version */
+        {
+          gchar *stale = check_vals (&vals);
+
+          if (stale)
+            vals = defaults; /* stored values from an older version */
+          g_free (stale);
+        }
         if (!dialog (drawable_id, &vals))
           status = GIMP_PDB_CANCEL;
         break;
