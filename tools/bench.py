@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """CPU benchmark of GEGL Halftone: Table V (1) of Kasagi, Nakano, Ito,
 "Parallelization Techniques for Error Diffusion with GPU Implementations"
-(papers/error-collection-parallelogram-gpu.md), plus the tools a user would
-otherwise pick, timed as whole processes and judged by the same metrics.
+(../shared/papers/error-collection-parallelogram-gpu.md from the repository
+root), plus the tools a user would otherwise pick, timed as whole processes
+and judged by the same metrics.
 
     python3 tools/bench.py                       # full run: 1K..16K, writes BENCHMARKS.md
     python3 tools/bench.py --sizes 1024,2048 --quick
@@ -28,14 +29,14 @@ import platform
 import re
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import pnm  # noqa: E402  (tests/pnm.py: the PNG and PGM files, shared with the tests)
 
 # Table V (1), Core i7-3770K (3.5 GHz), one thread, milliseconds.
 PAPER_SIZES = [1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384]
@@ -144,17 +145,19 @@ class Bench:
     def source(self):
         """The photo as ht-mkimage can read it: the PNG itself, or, in a
         build without libpng (the GPU machine may lack it), a PGM of its
-        luma decoded here with zlib."""
+        luma decoded here (tests/pnm.py)."""
         png = os.path.join(ROOT, "data", "coffee.png")
         probe = os.path.join(self.work, "probe.pgm")
         if subprocess.run([self.mkimage, png, "8", probe], capture_output=True).returncode == 0:
             return png
         pgm = os.path.join(self.work, "coffee.pgm")
         if not os.path.exists(pgm):
-            w, h, px = decode_rgb_png(png)
-            with open(pgm, "wb") as f:
-                f.write(b"P5\n%d %d\n255\n" % (w, h))
-                f.write(bytes(luma8(r, g, b) for r, g, b in zip(px[0::3], px[1::3], px[2::3])))
+            img = pnm.read_png(png)
+            if (img.channels, img.depth) != (3, 8):
+                sys.exit("bench.py: %s is not 8-bit RGB" % png)
+            px = img.samples
+            pnm.write_pnm(pgm, "P5", img.width, img.height, 255,
+                          [luma8(r, g, b) for r, g, b in zip(px[0::3], px[1::3], px[2::3])], comment=None)
         return pgm
 
     def image(self, size):
@@ -378,44 +381,6 @@ def luma8(r, g, b):
     library's weights in 1/65536 on values scaled to 16 bits."""
     y = (13933 * r * 257 + 46871 * g * 257 + 4732 * b * 257 + 32768) >> 16
     return (y + 128) // 257
-
-
-def decode_rgb_png(path):
-    """(width, height, samples) of an 8-bit RGB non-interlaced PNG, with
-    the standard library only."""
-    data = open(path, "rb").read()
-    pos, idat, hdr = 8, b"", None
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            hdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    w, h, depth, ctype, _, _, interlace = hdr
-    if (depth, ctype, interlace) != (8, 2, 0):
-        sys.exit("bench.py: %s is not 8-bit RGB non-interlaced" % path)
-    raw, rb, bpp = zlib.decompress(idat), w * 3, 3
-    out, prev = bytearray(), bytearray(rb)
-    for y in range(h):
-        f, cur = raw[y * (rb + 1)], bytearray(raw[y * (rb + 1) + 1:(y + 1) * (rb + 1)])
-        for i in range(rb):
-            a = cur[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if f == 1:
-                cur[i] = (cur[i] + a) & 255
-            elif f == 2:
-                cur[i] = (cur[i] + b) & 255
-            elif f == 3:
-                cur[i] = (cur[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        out += cur
-        prev = cur
-    return w, h, out
 
 
 # ------------------------------------------------------------ report

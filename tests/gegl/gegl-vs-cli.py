@@ -4,104 +4,16 @@ the `halftone` CLI gives for the same parameters, on a real photograph.
 
 Usage: gegl-vs-cli.py GEGL HALFTONE PHOTO WORKDIR
 Exit 77 (skip) when the gegl program or the halftone CLI is missing.
-Python standard library only (zlib PNG and PGM readers below).
+Python standard library only (the PNG and PGM readers of tests/pnm.py).
 """
 import os
 import shutil
-import struct
 import subprocess
 import sys
-import zlib
 
-
-def read_png(path):
-    """Returns (width, height, channels, maxval, flat list of samples)."""
-    with open(path, 'rb') as f:
-        data = f.read()
-    if data[:8] != b'\x89PNG\r\n\x1a\n':
-        raise ValueError(f'{path}: not a PNG')
-    pos, idat, hdr = 8, b'', None
-    while pos < len(data):
-        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        pos += 12 + n
-        if kind == b'IHDR':
-            hdr = struct.unpack('>IIBBBBB', body)
-        elif kind == b'IDAT':
-            idat += body
-        elif kind == b'IEND':
-            break
-    w, h, depth, ctype, _, _, interlace = hdr
-    if interlace or depth not in (8, 16) or ctype not in (0, 2, 4, 6):
-        raise ValueError(f'{path}: unsupported PNG (depth {depth}, type {ctype}, interlace {interlace})')
-    ch = {0: 1, 2: 3, 4: 2, 6: 4}[ctype]
-    bps = depth // 8
-    bpp = ch * bps
-    stride = w * bpp
-    raw = zlib.decompress(idat)
-    out = bytearray()
-    prev = bytearray(stride)
-    for y in range(h):
-        ft = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if ft == 1:
-                line[i] = (line[i] + a) & 255
-            elif ft == 2:
-                line[i] = (line[i] + b) & 255
-            elif ft == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif ft == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                line[i] = (line[i] + pr) & 255
-        out += line
-        prev = line
-    if bps == 2:
-        samples = list(struct.unpack(f'>{len(out) // 2}H', out))
-    else:
-        samples = list(out)
-    return w, h, ch, (1 << depth) - 1, samples
-
-
-def read_pnm(path):
-    with open(path, 'rb') as f:
-        data = f.read()
-    fields, pos = [], 0
-    while len(fields) < 4:
-        while data[pos:pos + 1].isspace():
-            pos += 1
-        if data[pos:pos + 1] == b'#':
-            while data[pos:pos + 1] not in (b'\n', b''):
-                pos += 1
-            continue
-        start = pos
-        while not data[pos:pos + 1].isspace():
-            pos += 1
-        fields.append(data[start:pos])
-    pos += 1
-    magic, w, h, maxval = fields[0], int(fields[1]), int(fields[2]), int(fields[3])
-    ch = {b'P5': 1, b'P6': 3}[magic]
-    n = w * h * ch
-    if maxval > 255:
-        samples = list(struct.unpack(f'>{n}H', data[pos:pos + 2 * n]))
-    else:
-        samples = list(data[pos:pos + n])
-    return w, h, ch, maxval, samples
-
-
-def read_image(path):
-    return read_png(path) if path.endswith('.png') else read_pnm(path)
-
-
-def normalized(img):
-    """Samples scaled to 0..65535 so 8- and 16-bit files compare."""
-    w, h, ch, maxval, s = img
-    return w, h, ch, [v * 65535 // maxval for v in s]
+# tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from pnm import normalized, read_image  # noqa: E402
 
 
 # (gegl properties, halftone CLI options, CLI output extension)

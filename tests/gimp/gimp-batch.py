@@ -14,10 +14,9 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gegl'))
-from importlib import import_module  # noqa: E402
-
-png = import_module('gegl-vs-cli')  # the stdlib PNG reader
+# tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from pnm import png_idat, read_image  # noqa: E402
 
 GIMP = 'gimp-console-2.10'
 
@@ -95,7 +94,7 @@ def main():
                             capture_output=True, text=True, env=env)
         if rr.returncode != 0:
             raise RuntimeError(f'gegl failed: {rr.stderr}')
-        return png.read_png(path)
+        return read_image(path)
 
     def as_gray16(img):
         """(w, h, gray 0..65535 per pixel, alpha or None); checks R=G=B."""
@@ -125,30 +124,30 @@ def main():
     if failed:
         return 1
 
-    original = png.read_png(photo)
+    original = read_image(photo)
     # luma, Jarvis-Judice-Ninke
-    g = as_gray16(png.read_png(out('jjn.png')))
+    g = as_gray16(read_image(out('jjn.png')))
     ref = as_gray16(gegl_ref('jjn', photo, ['algorithm=jarvis-judice-ninke']))
     check(g[4] == 0, 'jjn: gray result in an RGB layer (R = G = B)')
     check(g[2] == ref[2], 'jjn: GIMP result equals the gegl command line, pixel for pixel')
     check(set(g[2]) == {0, 65535}, 'jjn: black and white only')
 
     # per channel, 3 levels, Sierra Lite, 2 threads
-    a = png.read_png(out('perchan.png'))
+    a = read_image(out('perchan.png'))
     b = gegl_ref('perchan', photo, ['algorithm=sierra-lite', 'levels=3', 'color-mode=per-channel'])
     na = [v * 65535 // a[3] for v in a[4]]
     nb = [v * 65535 // b[3] for v in b[4]]
     check(a[:3] == b[:3] and na == nb, 'perchan: per-channel result equals the gegl command line')
 
     # custom coefficients with serpentine scan
-    g = as_gray16(png.read_png(out('custom.png')))
+    g = as_gray16(read_image(out('custom.png')))
     ref = as_gray16(gegl_ref('custom', photo, ['algorithm=custom', 'serpentine=true',
                                               'coefficients=- - * 7 5; 3 5 7 5 3; 1 3 5 3 1 / 48']))
     check(g[2] == ref[2], 'custom: custom filter + serpentine equals the gegl command line')
 
     # RGBA: alpha kept
-    g = as_gray16(png.read_png(out('rgba.png')))
-    src = as_gray16(png.read_png(rgba))
+    g = as_gray16(read_image(out('rgba.png')))
+    src = as_gray16(read_image(rgba))
     ref = as_gray16(gegl_ref('rgba', rgba, []))
     check(g[3] is not None and g[3] == src[3], 'rgba: alpha channel kept unchanged')
     # GIMP's PNG export drops the colour of fully transparent pixels.
@@ -158,12 +157,12 @@ def main():
 
     # refused calls leave the drawable untouched
     for name in ('badcoef', 'badlevels'):
-        check(png.read_png(out(name + '.png'))[4] == original[4], f'{name}: drawable untouched')
+        check(read_image(out(name + '.png'))[4] == original[4], f'{name}: drawable untouched')
     check('badcoef: the plug-in refused' in log, 'badcoef: the call failed')
     check('badlevels: the plug-in refused' in log, 'badlevels: the call failed')
 
     # selection: outside untouched, inside halftoned
-    w, h, ch, mx, s = png.read_png(out('select.png'))
+    w, h, ch, mx, s = read_image(out('select.png'))
     x0, y0, sw, sh = 100, 50, 200, 120
     outside_same = inside_bw = True
     for y in range(h):
@@ -178,7 +177,7 @@ def main():
     check(inside_bw, 'select: pixels inside the selection halftoned')
 
     # last values without stored values: the defaults (Floyd-Steinberg)
-    g = as_gray16(png.read_png(out('lastvals.png')))
+    g = as_gray16(read_image(out('lastvals.png')))
     ref = as_gray16(gegl_ref('default', photo, []))
     check(g[2] == ref[2], 'lastvals: defaults used (equals gegl with default properties)')
 
@@ -188,7 +187,7 @@ def main():
     mean_in = sum(0.2126 * s0[i] + 0.7152 * s0[i + 1] + 0.0722 * s0[i + 2]
                   for i in range(0, w * h * ch, ch)) / (w * h * 255.0)
     for name in ('u16', 'float'):
-        g = as_gray16(png.read_png(out(name + '.png')))
+        g = as_gray16(read_image(out(name + '.png')))
         check(g[4] == 0 and set(g[2]) == {0, 65535}, f'{name}: black and white only (R = G = B)')
         mean_out = sum(g[2]) / (len(g[2]) * 65535.0)
         check(abs(mean_out - mean_in) < 0.01, f'{name}: mean tone {mean_out:.4f}, input {mean_in:.4f}')
@@ -197,22 +196,6 @@ def main():
     check(cancelled, 'cancel: the plug-in was stopped while it ran and the call failed')
     check(untouched, 'cancel: the drawable is untouched')
     return 1 if failed else 0
-
-
-def idat(path):
-    """The decompressed image data of a PNG: equal pixels, equal bytes
-    (same exporter, same settings), whatever the other chunks say."""
-    import struct
-    import zlib
-    with open(path, 'rb') as f:
-        data = f.read()
-    pos, chunks = 8, b''
-    while pos < len(data):
-        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
-        if kind == b'IDAT':
-            chunks += data[pos + 8:pos + 8 + n]
-        pos += 12 + n
-    return zlib.decompress(chunks)
 
 
 def cancel_run(gimp, env, photo, out):
@@ -255,7 +238,7 @@ def cancel_run(gimp, env, photo, out):
     log = proc.communicate(timeout=300)[0]
     print(log[-1500:])
     failed_call = 'cancel: the plug-in was stopped' in log
-    untouched = os.path.exists(before) and os.path.exists(after) and idat(before) == idat(after)
+    untouched = os.path.exists(before) and os.path.exists(after) and png_idat(before) == png_idat(after)
     return killed and failed_call, untouched
 
 
