@@ -31,11 +31,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-insert_table() { # $1: the table file; tools/bench-gpu-notes.md (what bounds us) follows it
+# Replaces what lies between the gpu markers with the table file $1. What
+# bounds the kernel is written by hand below the END marker, so it stays.
+insert_table() {
   [ -s "$1" ] || { echo "bench-gpu.sh: $1 is empty or missing" >&2; exit 1; }
-  if [ -f tools/bench-gpu-notes.md ] && ! grep -q 'What bounds gpu-fast' "$1"; then
-    { echo; cat tools/bench-gpu-notes.md; } >> "$1"
-  fi
   grep -q '<!-- BEGIN gpu' BENCHMARKS.md && grep -q '<!-- END gpu -->' BENCHMARKS.md ||
     { echo "bench-gpu.sh: BENCHMARKS.md has no gpu markers" >&2; exit 1; }
   awk -v f="$1" '
