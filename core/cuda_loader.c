@@ -176,21 +176,6 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
     ht_set_msg(job->msg, "unknown GPU variant %d", (int)variant);
     return HT_ERR_INVALID_ARGUMENT;
   }
-  const ht_filter *jf = &job->filter;
-  ht_cuda_filter f;
-  memset(&f, 0, sizeof f);
-  f.ntaps = jf->ntaps;
-  for (int i = 0; i < jf->ntaps; i++) {
-    f.dx[i] = jf->taps[i].dx;
-    f.dy[i] = jf->taps[i].dy;
-    f.q[i] = jf->taps[i].q;
-  }
-  f.reach_left = jf->reach_left;
-  f.reach_right = jf->reach_right;
-  f.reach_down = jf->reach_down;
-  f.delay = jf->delay;
-  f.levels = job->levels;
-
   bridge b = { job, rows };
   ht_cuda_io io;
   memset(&io, 0, sizeof io);
@@ -223,7 +208,7 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
   }
 
   char why[HT_MSG_MAX] = "";
-  int r = c->api->run(c->dev, v, &f, &io, why, sizeof why);
+  int r = c->api->run(c->dev, v, &job->filter, job->levels, &io, why, sizeof why);
   switch (r) {
   case HT_CUDA_OK: return HT_OK;
   case HT_CUDA_ERR_CANCELLED: return HT_ERR_CANCELLED;

@@ -32,6 +32,7 @@
 #include "../core/fixed.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define FULL 0xffffffffu
 
@@ -61,9 +62,9 @@ __device__ __forceinline__ unsigned ld_word(const unsigned *p)
 #endif
 }
 
-/* Boundary word store, predicated: only the last D lanes store, and a
- * branch around the store diverged the warp every step (measured on an
- * H100: 50.5 -> 48.6 ns a step, 16K FS 3.92 -> 3.81 ms). HT_FAST_STORE
+/* Boundary word store, predicated: only the band's last D rows store,
+ * and a branch around the store would diverge the warp every step, which
+ * slows the step. HT_FAST_STORE
  * (benchmark builds): 0 volatile (st.volatile), 1 st.relaxed.gpu, 2 a
  * weak store kept in L2. */
 #ifndef HT_FAST_STORE
@@ -90,16 +91,15 @@ __device__ __forceinline__ bool word_is(unsigned w, unsigned base) { return w - 
 
 /* Input rows come from DRAM at a latency near one chunk's time: each
  * chunk asks L2 for the block two chunks ahead, so the load one chunk
- * ahead finds it there (with the load alone, a chunk boundary stalled
- * for up to 1 us once the steps got faster). */
+ * ahead finds it there; with that load alone, a chunk boundary stalls on
+ * DRAM. */
 __device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 /* Input blocks go from global memory straight into the shared ring
  * (cp.async, Ampere and later): no register waits for them. Loaded into
- * registers, they shared a scoreboard with the boundary words, and the
- * first group check of every chunk waited for the next chunk's input
- * block to arrive (Nsight Compute and the SASS wait masks, 16K FS on an
- * H100). */
+ * registers, they would share a scoreboard with the boundary words, and
+ * the first group check of every chunk would wait for the next chunk's
+ * input block to arrive (BENCHMARKS.md, "What bounds gpu-fast"). */
 #if __CUDA_ARCH__ >= 800
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
 {
@@ -154,9 +154,10 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
 #endif
   /* The first group of a chunk is loaded PA steps before the chunk ends
    * rather than a whole group ahead: a load issued a group ahead plus a
-   * chunk boundary saw the band above's words too early and was reloaded
-   * at 86% of chunks (Nsight Compute, 16K FS on an H100), a round trip
-   * each time. 0: a group ahead like the others. */
+   * chunk boundary sees the band above's words too early at most chunks
+   * and is reloaded, a round trip each time; 8 steps early is slower
+   * (BENCHMARKS.md, "What bounds gpu-fast"). 0: a group ahead like the
+   * others. */
   static constexpr int PA = HT_FAST_PFA > 0 && HT_FAST_PFA < G && PFG == 1 && PF == G ? HT_FAST_PFA : 0;
   static_assert(G * D <= 32 && (32 % G) == 0, "a group's words must fit the warp");
   static_assert((32 / G) % PFG == 0, "a chunk holds whole rounds of prefetch slots");
@@ -632,9 +633,8 @@ struct box {
 /* FS and Sierra Lite; the 2- and 3-row filters up to 5 wide (Atkinson,
  * JJN, Stucki, Burkes, Sierra); any filter. Each box is 4 kernels per GPU
  * generation to compile, so Atkinson shares the K = 3 box rather than
- * having a K = 2 one of its own. (A K = 3 box for FS, which takes the
- * shuffle off the step chain at the price of H more steps, measured
- * slower: 4.9 against 4.1 ms at 16K.) */
+ * having a K = 2 one of its own. FS keeps K = 2: a K = 3 box takes the
+ * shuffle off the step chain but adds H steps, and is slower. */
 const box boxes[] = {
   { 2, 1, 1, 1, "K2 D1 L1 R1" },
   { 3, 2, 2, 2, "K3 D2 L2 R2" },
@@ -642,7 +642,7 @@ const box boxes[] = {
 };
 constexpr int NBOX = 3;
 
-int pick(const ht_gpu_filter *f)
+int pick(const ht_filter *f)
 {
   for (int i = 0; i < NBOX; i++)
     if (f->reach_left <= boxes[i].L && f->reach_right <= boxes[i].R && f->reach_down <= boxes[i].D &&
@@ -668,15 +668,26 @@ cudaError_t launch_b(const ht_fast_params *p, int grid, cudaStream_t s)
 }
 } // namespace
 
-int ht_fast_down(const ht_gpu_filter *f) { return boxes[pick(f)].D; }
-const char *ht_fast_shape_name(const ht_gpu_filter *f) { return boxes[pick(f)].name; }
+void ht_fast_set_filter(ht_fast_params *p, const ht_filter *f, int levels)
+{
+  memset(p->q, 0, sizeof p->q);
+  for (int i = 0; i < f->ntaps && i < HT_FILTER_MAX_TAPS; i++) {
+    const ht_tap *t = &f->taps[i];
+    if (t->dy >= 0 && t->dy <= 3 && t->dx >= -4 && t->dx <= 4)
+      p->q[t->dy][t->dx + 4] = t->q;
+  }
+  p->levels = levels;
+}
 
-cudaError_t ht_fast_launch(const ht_gpu_filter *f, const ht_fast_params *p, int sms, int wps, cudaStream_t s)
+int ht_fast_down(const ht_filter *f) { return boxes[pick(f)].D; }
+const char *ht_fast_shape_name(const ht_filter *f) { return boxes[pick(f)].name; }
+
+cudaError_t ht_fast_launch(const ht_filter *f, const ht_fast_params *p, int sms, int wps, cudaStream_t s)
 {
   const int nbands = (p->height + 31) / 32;
-  /* 2 warps an SM (on different schedulers): 16K FS 3.69 ms against
-   * 3.74 with 8 on an H100; the bands of a launch outnumber the SMs, so
-   * a warp takes several in turn */
+  /* 2 warps an SM, on different schedulers (more are no faster); the
+   * bands of a launch outnumber the SMs, so a warp takes several in
+   * turn */
   if (wps <= 0)
     wps = 2;
   int grid = sms * wps;

@@ -1,9 +1,10 @@
-/* cuda/fast.h: our own exact kernel (variant gpu-fast), used by module.cu. */
+/* cuda/fast.h: our own exact kernel (variant gpu-fast), used by
+ * run_fast.cu and bench.cu. */
 #ifndef HT_CUDA_FAST_H
 #define HT_CUDA_FAST_H
 
 #include <cuda_runtime.h>
-#include "paper.h"
+#include "../core/halftone.h"
 
 /* One launch covers a "chunk" of rows that is resident on the device. */
 typedef struct {
@@ -14,7 +15,7 @@ typedef struct {
   size_t out_pitch;        /* >= roundup(width, 32) (bytes) or /8 for bits  */
   int out_bit1;
   int width, height;       /* of the chunk                                  */
-  int levels;
+  int levels;              /* ht_fast_set_filter sets levels and q          */
   int q[4][9];             /* Q12 weight of (dx, dy) at q[dy][dx + 4]       */
   unsigned char lut[256];  /* level -> output byte (out_bit1 == 0)          */
   /* Error rows handed from band to band: slot b holds the last `down`
@@ -63,13 +64,18 @@ enum {
 /* The one-line reason a launch failed on a band's wait (*fault set). */
 #define HT_FAST_FAULT_MSG "a GPU band waited seconds for the band above (an error outside 24 bits, or a lost word)"
 
+/* The filter's taps as the kernel's dense q[][] (taps outside it have
+ * weight 0), and the level count. The one place a filter becomes kernel
+ * parameters. */
+void ht_fast_set_filter(ht_fast_params *p, const ht_filter *f, int levels);
 /* Rows of boundary words per band for this filter (>= reach_down). */
-int ht_fast_down(const ht_gpu_filter *f);
+int ht_fast_down(const ht_filter *f);
 /* Launches the persistent kernel on `stream`; returns at once. `wps`:
- * resident warps per multiprocessor to launch (0: default). */
-cudaError_t ht_fast_launch(const ht_gpu_filter *f, const ht_fast_params *p, int multiprocessors,
+ * resident warps per multiprocessor to launch (0: default). The kernel
+ * shape follows f's reach and delay; p's weights come from the same f. */
+cudaError_t ht_fast_launch(const ht_filter *f, const ht_fast_params *p, int multiprocessors,
                            int wps, cudaStream_t stream);
 /* Name of the kernel shape used for f, for the benchmark. */
-const char *ht_fast_shape_name(const ht_gpu_filter *f);
+const char *ht_fast_shape_name(const ht_filter *f);
 
 #endif

@@ -4,8 +4,13 @@
  * module and calls its one exported symbol, ht_cuda_module_entry(), which
  * returns this versioned table of functions. Everything crossing the
  * boundary is plain C (no CUDA types), so the loader compiles without the
- * CUDA headers. Bump HT_CUDA_ABI when a field changes meaning; add new
- * fields only at the end.
+ * CUDA headers. A filter crosses as the core's own ht_filter
+ * (core/halftone.h): its taps' Q12 weights q, reach and delay as
+ * ht_filter_derive() fills them. Bump HT_CUDA_ABI when a field changes
+ * meaning; add new fields only at the end.
+ *
+ * ABI 2: run and bench_kernel take the core's ht_filter and the level
+ * count.
  */
 #ifndef HT_CUDA_MODULE_H
 #define HT_CUDA_MODULE_H
@@ -14,11 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/halftone.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define HT_CUDA_ABI 1
+#define HT_CUDA_ABI 2
 #define HT_CUDA_ENTRY "ht_cuda_module_entry"
 
 /* Results of the module's functions. */
@@ -35,14 +42,6 @@ enum {
 #define HT_CUDA_VARIANT_FAST 0
 #define HT_CUDA_VARIANT_PAPER_FIRST 1
 #define HT_CUDA_VARIANT_COUNT 13
-
-/* Same fields as ht_gpu_filter in cuda/paper.h (weights in Q12). */
-typedef struct {
-  int ntaps;
-  int dx[32], dy[32], q[32];
-  int reach_left, reach_right, reach_down, delay;
-  int levels;
-} ht_cuda_filter;
 
 /* How the output of one plane leaves the module. */
 enum {
@@ -88,8 +87,10 @@ typedef struct ht_cuda_module_api {
   int (*open)(void **dev, char *msg, size_t msg_size);
   void (*close)(void *dev);
   int (*info)(void *dev, ht_cuda_info *out);
-  /* Halftones one plane; exact (equal to core/ed.c). */
-  int (*run)(void *dev, int variant, const ht_cuda_filter *f, const ht_cuda_io *io,
+  /* Halftones one plane with `levels` (2..256) levels; exact (equal to
+   * core/ed.c). Refuses (HT_CUDA_ERR_UNSUPPORTED) filters whose taps,
+   * reach or delay are out of core/halftone.h's range. */
+  int (*run)(void *dev, int variant, const ht_filter *f, int levels, const ht_cuda_io *io,
              char *msg, size_t msg_size);
   /* Pinned host memory: transfers from and to it skip the staging copy. */
   void *(*host_alloc)(void *dev, size_t bytes);
@@ -97,9 +98,9 @@ typedef struct ht_cuda_module_api {
   /* Benchmark hooks (tools/bench_cuda.c). bench_kernel uploads `in`
    * (8-bit, tightly packed) once, times `reps` runs of the kernel(s)
    * alone with device events, writes the median to *ms and the level
-   * indices of the last run to `levels`. */
-  int (*bench_kernel)(void *dev, int variant, const ht_cuda_filter *f, const uint8_t *in,
-                      int width, int height, int reps, uint8_t *levels, double *ms,
+   * indices of the last run to `levels_out`. */
+  int (*bench_kernel)(void *dev, int variant, const ht_filter *f, int levels, const uint8_t *in,
+                      int width, int height, int reps, uint8_t *levels_out, double *ms,
                       char *msg, size_t msg_size);
   /* Pinned host <-> device copies of `bytes`: median times in ms. */
   int (*bench_transfer)(void *dev, size_t bytes, int reps, double *h2d_ms, double *d2h_ms,

@@ -30,24 +30,24 @@ typedef struct {
  * derived here from the taps (the rule of core/filters.c
  * ht_filter_derive) rather than trusted; a larger f->delay (up to 8) is
  * honoured: slower but still exact, where a smaller one would not be. */
-static inline cudaError_t ht_paper_check(const ht_gpu_filter *f, int in_bits, int width,
+static inline cudaError_t ht_paper_check(const ht_filter *f, int levels, int in_bits, int width,
                                          int height, ht_paper_filter *pf)
 {
   if (!f || (in_bits != 8 && in_bits != 16) || width <= 0 || height <= 0)
     return cudaErrorInvalidValue;
-  if (f->ntaps < 1 || f->ntaps > HT_PAPER_MAX_TAPS || f->levels < 2 || f->levels > 256)
+  if (f->ntaps < 1 || f->ntaps > HT_PAPER_MAX_TAPS || levels < 2 || levels > 256)
     return cudaErrorInvalidValue;
   int row_left[4] = { 0, 0, 0, 0 };
   pf->ntaps = f->ntaps;
   pf->left = pf->right = pf->down = 0;
   for (int n = 0; n < f->ntaps; n++) {
-    int dx = f->dx[n], dy = f->dy[n], q = f->q[n];
+    int dx = f->taps[n].dx, dy = f->taps[n].dy, q = f->taps[n].q;
     /* same limits as core/halftone.h: 4 columns either side, 3 rows down,
      * only unprocessed targets, non-negative weights at most 1 */
     if (dy < 0 || dy > 3 || dx < -4 || dx > 4 || (dy == 0 && dx <= 0) || q < 0 || q > HT_Q_ONE)
       return cudaErrorInvalidValue;
     for (int o = 0; o < n; o++)
-      if (f->dx[o] == dx && f->dy[o] == dy)
+      if (f->taps[o].dx == dx && f->taps[o].dy == dy)
         return cudaErrorInvalidValue; /* one weight per position */
     pf->dx[n] = dx;
     pf->dy[n] = dy;
@@ -72,7 +72,7 @@ static inline cudaError_t ht_paper_check(const ht_gpu_filter *f, int in_bits, in
   if (f->delay > delay && f->delay <= 8)
     delay = f->delay;
   pf->delay = delay;
-  pf->levels = f->levels;
+  pf->levels = levels;
   return cudaSuccess;
 }
 

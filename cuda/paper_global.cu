@@ -307,12 +307,12 @@ cudaError_t ht_paper_global_run(ht_gpu_paper_variant v, const void *d_in, int in
 
 cudaError_t ht_gpu_paper_run(ht_gpu_paper_variant v, const void *d_in, int in_bits, size_t in_pitch,
                              unsigned char *d_out, size_t out_pitch, int width, int height,
-                             const ht_gpu_filter *f, cudaStream_t stream)
+                             const ht_filter *f, int levels, cudaStream_t stream)
 {
   ht_paper_filter pf;
   if ((int)v < 0 || v >= HT_GPU_PAPER_COUNT || !d_in || !d_out)
     return cudaErrorInvalidValue;
-  cudaError_t err = ht_paper_check(f, in_bits, width, height, &pf);
+  cudaError_t err = ht_paper_check(f, levels, in_bits, width, height, &pf);
   if (err != cudaSuccess)
     return err;
   if (in_pitch < (size_t)width * (size_t)(in_bits / 8) || out_pitch < (size_t)width)

@@ -5,7 +5,9 @@
  * pitches, and shapes from 1x1 to very wide and very tall; then kernel
  * times for Floyd-Steinberg on 1K..16K squares, each also checked.
  *
- *   nvcc -std=c++17 -O3 -arch=sm_90 -I core cuda/paper_selftest.cu \
+ * Built and run by the cuda suite (test cuda-paper-selftest, --quick
+ * --no-bench); by hand:
+ *   nvcc -std=c++17 -O3 -arch=sm_90 -I cuda -I core tests/cuda/paper_selftest.cu \
  *        cuda/paper_global.cu cuda/paper_parallelogram.cu -o paper_selftest
  *   ./paper_selftest [--quick] [--no-bench] [--no-exact] [--only VARIANT]... [--max-side N]
  * Exit status 0 when every comparison matched, 1 otherwise, 77 without a
@@ -39,21 +41,22 @@ static const char *const variant_names[HT_GPU_PAPER_COUNT] = {
 
 struct test_filter {
   char name[32];
-  ht_gpu_filter f;
+  ht_filter f;
 };
 
 struct tap { int dx, dy, num; };
 
 /* reach and delay as core/filters.c ht_filter_derive computes them */
-static void derive(ht_gpu_filter *f)
+static void derive(ht_filter *f)
 {
   int left = 0, right = 0, down = 0, delay = 1, row_left[4] = { 0, 0, 0, 0 };
   for (int i = 0; i < f->ntaps; i++) {
-    left = std::max(left, -f->dx[i]);
-    right = std::max(right, f->dx[i]);
-    down = std::max(down, f->dy[i]);
-    if (f->dy[i] > 0)
-      row_left[f->dy[i]] = std::max(row_left[f->dy[i]], -f->dx[i]);
+    const int dx = f->taps[i].dx, dy = f->taps[i].dy;
+    left = std::max(left, -dx);
+    right = std::max(right, dx);
+    down = std::max(down, dy);
+    if (dy > 0)
+      row_left[dy] = std::max(row_left[dy], -dx);
   }
   for (int dy = 1; dy <= down; dy++)
     delay = std::max(delay, (row_left[dy] + 1 + dy - 1) / dy);
@@ -68,22 +71,26 @@ static test_filter make_filter(const char *name, const tap *taps, int n, int den
   test_filter t;
   memset(&t, 0, sizeof t);
   snprintf(t.name, sizeof t.name, "%s", name);
+  t.f.id = HT_FILTER_CUSTOM;
+  snprintf(t.f.name, sizeof t.f.name, "%.31s", name);
+  t.f.den = den;
   t.f.ntaps = n;
   int sum = 0;
   for (int i = 0; i < n; i++) {
-    t.f.dx[i] = taps[i].dx;
-    t.f.dy[i] = taps[i].dy;
-    t.f.q[i] = HT_Q(taps[i].num, den);
-    sum += t.f.q[i];
+    t.f.taps[i].dx = (int8_t)taps[i].dx;
+    t.f.taps[i].dy = (int8_t)taps[i].dy;
+    t.f.taps[i].num = taps[i].num;
+    t.f.taps[i].q = HT_Q(taps[i].num, den);
+    sum += t.f.taps[i].q;
   }
   /* keep the weights' sum at most 1 (the library corrects its rounding
    * the same way; any q is fine for exactness) */
   while (sum > HT_Q_ONE) {
     int best = 0;
     for (int i = 1; i < n; i++)
-      if (t.f.q[i] > t.f.q[best])
+      if (t.f.taps[i].q > t.f.taps[best].q)
         best = i;
-    t.f.q[best]--;
+    t.f.taps[best].q--;
     sum--;
   }
   derive(&t.f);
@@ -175,7 +182,7 @@ static test_filter random_filter(int idx)
 /* ------------------------------------------------------------ reference */
 
 /* core/ed.c (raster scan) over HT_FX input */
-static void reference(const int32_t *in, int W, int H, const ht_gpu_filter *f, int levels,
+static void reference(const int32_t *in, int W, int H, const ht_filter *f, int levels,
                       uint8_t *out)
 {
   const int nrows = f->reach_down + 1;
@@ -188,10 +195,10 @@ static void reference(const int32_t *in, int W, int H, const ht_gpu_filter *f, i
       int32_t e = v - ht_fx_level(q, levels);
       out[(size_t)y * W + x] = (uint8_t)q;
       for (int t = 0; t < f->ntaps; t++) {
-        int tx = x + f->dx[t], ty = y + f->dy[t];
+        int tx = x + f->taps[t].dx, ty = y + f->taps[t].dy;
         if (tx < 0 || tx >= W || ty >= H)
           continue;
-        err[(size_t)(ty % nrows) * W + tx] += ht_fx_term(e, f->q[t]);
+        err[(size_t)(ty % nrows) * W + tx] += ht_fx_term(e, f->taps[t].q);
       }
     }
     memset(cur, 0, (size_t)W * sizeof *cur);
@@ -241,14 +248,14 @@ static image make_image(int W, int H, int bits, int kind)
 
 /* Runs variant v; returns the number of wrong pixels (or -1 on a CUDA
  * error), checking that the output's padding was not touched. */
-static long run_and_compare(ht_gpu_paper_variant v, const image &im, const ht_gpu_filter *f,
+static long run_and_compare(ht_gpu_paper_variant v, const image &im, const ht_filter *f, int levels,
                             const uint8_t *ref, const void *d_in, unsigned char *d_out,
                             size_t out_pitch, std::vector<uint8_t> &host_out, cudaStream_t st,
                             char *where, size_t where_size)
 {
   const int W = im.W, H = im.H;
   CHECK(cudaMemsetAsync(d_out, 0xEE, out_pitch * (size_t)H, st));
-  cudaError_t err = ht_gpu_paper_run(v, d_in, im.bits, im.pitch, d_out, out_pitch, W, H, f, st);
+  cudaError_t err = ht_gpu_paper_run(v, d_in, im.bits, im.pitch, d_out, out_pitch, W, H, f, levels, st);
   if (err != cudaSuccess) {
     snprintf(where, where_size, "CUDA error %s", cudaGetErrorString(err));
     return -1;
@@ -322,8 +329,7 @@ int main(int argc, char **argv)
   /* --- bad arguments: an error code, never a crash --- */
   {
     std::vector<test_filter> fl = builtin_filters();
-    ht_gpu_filter f = fl[0].f;
-    f.levels = 2;
+    ht_filter f = fl[0].f;
     void *din;
     unsigned char *dout;
     CHECK(cudaMalloc(&din, 64));
@@ -340,20 +346,19 @@ int main(int argc, char **argv)
       { "tap 5 rows down", 2, 8, 4, 4, 2, 4, 1, 5 },
     };
     for (auto &b : bad) {
-      ht_gpu_filter g = f;
-      g.levels = b.levels;
+      ht_filter g = f;
       g.ntaps = b.ntaps;
-      g.dx[0] = b.dx0;
-      g.dy[0] = b.dy0;
+      g.taps[0].dx = (int8_t)b.dx0;
+      g.taps[0].dy = (int8_t)b.dy0;
       cudaError_t e = ht_gpu_paper_run((ht_gpu_paper_variant)b.v, din, b.bits, 16, dout, 16, b.w,
-                                       b.h, &g, st);
+                                       b.h, &g, b.levels, st);
       runs++;
       if (e != cudaErrorInvalidValue) {
         printf("FAIL bad argument (%s): got %s\n", b.what, cudaGetErrorString(e));
         failures++;
       }
     }
-    cudaError_t e = ht_gpu_paper_run(HT_GPU_PAPER_2D_PEC, din, 8, 16, dout, 16, 4, 4, NULL, st);
+    cudaError_t e = ht_gpu_paper_run(HT_GPU_PAPER_2D_PEC, din, 8, 16, dout, 16, 4, 4, NULL, 2, st);
     runs++;
     if (e != cudaErrorInvalidValue) {
       printf("FAIL bad argument (no filter): got %s\n", cudaGetErrorString(e));
@@ -388,8 +393,7 @@ int main(int argc, char **argv)
         const int bits = (combo % 3 == 2) ? 16 : 8;
         const int levels = (fi == 0 && si % 2 == 0) ? 2 : level_list[combo % 8];
         image im = make_image(W, H, bits, combo);
-        ht_gpu_filter f = filters[fi].f;
-        f.levels = levels;
+        const ht_filter f = filters[fi].f;
         std::vector<uint8_t> ref((size_t)W * H);
         reference(im.fx.data(), W, H, &f, levels, ref.data());
         void *d_in;
@@ -401,7 +405,7 @@ int main(int argc, char **argv)
         std::vector<uint8_t> host_out;
         for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
           char where[160] = "";
-          long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out,
+          long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, levels, ref.data(), d_in, d_out,
                                      out_pitch, host_out, st, where, sizeof where);
           runs++;
           if (bad) {
@@ -433,8 +437,7 @@ int main(int argc, char **argv)
           const int W = sh[0], H = sh[1], bits = idx % 2 ? 16 : 8, levels = idx % 3 ? 2 : 5;
           idx++;
           image im = make_image(W, H, bits, idx);
-          ht_gpu_filter f = tf->f;
-          f.levels = levels;
+          const ht_filter f = tf->f;
           std::vector<uint8_t> ref((size_t)W * H);
           reference(im.fx.data(), W, H, &f, levels, ref.data());
           void *d_in;
@@ -446,7 +449,7 @@ int main(int argc, char **argv)
           std::vector<uint8_t> host_out;
           for (int v = 0; v < HT_GPU_PAPER_COUNT; v++) {
             char where[160] = "";
-            long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out,
+            long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, levels, ref.data(), d_in, d_out,
                                        out_pitch, host_out, st, where, sizeof where);
             runs++;
             if (bad) {
@@ -479,8 +482,7 @@ int main(int argc, char **argv)
         printf(" %9dK", s / 1024);
     printf("\n");
     std::vector<test_filter> fl = builtin_filters();
-    ht_gpu_filter f = fl[0].f;
-    f.levels = 2;
+    const ht_filter f = fl[0].f;
     double times[HT_GPU_PAPER_COUNT][5] = {};
     bool ok[HT_GPU_PAPER_COUNT][5] = {};
     for (int s = 0; s < 5; s++) {
@@ -516,7 +518,7 @@ int main(int argc, char **argv)
           continue;
         char where[160] = "";
         /* the first run warms the pool and is checked */
-        long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out,
+        long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, 2, ref.data(), d_in, d_out,
                                    (size_t)N, host_out, st, where, sizeof where);
         runs++;
         ok[v][s] = bad == 0;
@@ -529,7 +531,7 @@ int main(int argc, char **argv)
         for (int rep = 0; rep < 3; rep++) {
           CHECK(cudaEventRecord(e0, st));
           CHECK(ht_gpu_paper_run((ht_gpu_paper_variant)v, d_in, 8, (size_t)N, d_out, (size_t)N, N, N,
-                                 &f, st));
+                                 &f, 2, st));
           CHECK(cudaEventRecord(e1, st));
           CHECK(cudaEventSynchronize(e1));
           float ms;
@@ -562,8 +564,7 @@ int main(int argc, char **argv)
   if (bench && max_side >= 4096) {
     const int N = 4096;
     std::vector<test_filter> fl = builtin_filters();
-    ht_gpu_filter f = fl[1].f;
-    f.levels = 2;
+    const ht_filter f = fl[1].f;
     image im = make_image(N, N, 8, 1);
     std::vector<uint8_t> ref((size_t)N * N);
     reference(im.fx.data(), N, N, &f, 2, ref.data());
@@ -581,7 +582,7 @@ int main(int argc, char **argv)
       if (only && !(only >> v & 1u))
         continue;
       char where[160] = "";
-      long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, ref.data(), d_in, d_out, (size_t)N,
+      long bad = run_and_compare((ht_gpu_paper_variant)v, im, &f, 2, ref.data(), d_in, d_out, (size_t)N,
                                  host_out, st, where, sizeof where);
       runs++;
       if (bad) {
@@ -592,7 +593,7 @@ int main(int argc, char **argv)
       double t[3];
       for (int rep = 0; rep < 3; rep++) {
         CHECK(cudaEventRecord(e0, st));
-        CHECK(ht_gpu_paper_run((ht_gpu_paper_variant)v, d_in, 8, (size_t)N, d_out, (size_t)N, N, N, &f,
+        CHECK(ht_gpu_paper_run((ht_gpu_paper_variant)v, d_in, 8, (size_t)N, d_out, (size_t)N, N, N, &f, 2,
                                st));
         CHECK(cudaEventRecord(e1, st));
         CHECK(cudaEventSynchronize(e1));
