@@ -183,6 +183,10 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
   io.height = rows->height;
   io.user = &b;
   io.tick = bridge_tick;
+  /* carried rows (ht_run_band): the module writes all of carry_out,
+   * including the rows above a band shorter than the carry */
+  io.carry_in = job->carry_in;
+  io.carry_out = job->carry_out;
   /* The common planes go as they are; anything else row by row. */
   if (rows->in_channel == 0 && rows->in_channels == 1 &&
       (rows->in_format == HT_FORMAT_U8 || rows->in_format == HT_FORMAT_U16)) {

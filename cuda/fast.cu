@@ -172,6 +172,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   unsigned char *my_in, *my_out;
   const Tin *inrow;
   unsigned *dnrow;
+  bool bottom; /* this lane stores boundary words: one of the band's last D rows */
   unsigned wbase, ebase; /* this launch's tag << 24; that of the words read */
   int *fault;
   bool have_up;
@@ -361,7 +362,6 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
       ow[k] = 0;
     /* boundary words of this chunk: column x = base + t - lane K */
     unsigned *const dnc = dnrow + (base - lane * K);
-    const bool bottom = lane >= 32 - D;
 #pragma unroll
     for (int t = 0; t < 32; t++) {
       const int sg = base + t;
@@ -511,7 +511,14 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
     unsigned char *outrow = p.out + (size_t)row * p.out_pitch;
     st.have_up = b > 0 || p.have_carry;
     st.ebase = (b > 0 ? p.wtag : p.carry_wtag) << 24;
-    st.dnrow = p.bound + ((size_t)(b + 1) * D + (size_t)(lane >= 32 - D ? lane - (32 - D) : 0)) * p.bound_row;
+    /* the band's last D rows go to slot b + 1, the last row at its
+     * bottom; in a launch's last band, which may end before its 32nd row,
+     * they are the last rows of the chunk (the carried rows of run_fast) */
+    {
+      const int rows = min(32, p.height - b * 32);
+      st.bottom = lane >= rows - D && lane < rows;
+      st.dnrow = p.bound + ((size_t)(b + 1) * D + (size_t)(st.bottom ? lane - (rows - D) : 0)) * p.bound_row;
+    }
 #pragma unroll
     for (int i = 0; i < B::RW; i++)
       st.own[i] = 0;

@@ -19,7 +19,9 @@ typedef struct {
   int q[4][9];             /* Q12 weight of (dx, dy) at q[dy][dx + 4]       */
   unsigned char lut[256];  /* level -> output byte (out_bit1 == 0)          */
   /* Error rows handed from band to band: slot b holds the last `down`
-   * rows of band b - 1 (slot 0: the rows carried from the chunk above),
+   * rows of band b - 1 (slot 0: the rows carried from the chunk above,
+   * or into the plane; the launch's last band, which may be shorter than
+   * 32 rows, stores its last `down` rows at the slot's bottom),
    * as 32-bit words error + (wtag << 24). A word is this launch's when
    * it differs from wtag << 24 by a 24-bit signed value, so no fence or
    * flag is needed between bands, and one 32-bit store hands a word on.

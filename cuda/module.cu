@@ -57,6 +57,10 @@ int m_run(void *p, int variant, const ht_filter *f, int levels, const ht_cuda_io
     say(msg, n, "unknown GPU variant %d", variant);
     return HT_CUDA_ERR_UNSUPPORTED;
   }
+  if (variant != HT_CUDA_VARIANT_FAST && (io->carry_in || io->carry_out)) {
+    say(msg, n, "only gpu-fast carries rows between bands; the paper's variants run whole images");
+    return HT_CUDA_ERR_UNSUPPORTED;
+  }
   if (cudaSetDevice(d->device) != cudaSuccess) {
     cudaGetLastError();
     say(msg, n, "cannot select CUDA device %d", d->device);

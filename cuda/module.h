@@ -10,7 +10,7 @@
  * meaning; add new fields only at the end.
  *
  * ABI 2: run and bench_kernel take the core's ht_filter and the level
- * count.
+ * count; ht_cuda_io carries rows (carry_in, carry_out).
  */
 #ifndef HT_CUDA_MODULE_H
 #define HT_CUDA_MODULE_H
@@ -70,6 +70,17 @@ typedef struct {
   /* Progress between stripes: false cancels. May be NULL. */
   bool (*tick)(void *user, int64_t done, int64_t total);
   void *user;
+  /* Carried rows: the plane is a band of a taller one (the core's
+   * ht_run_band, core/job.h). D = the filter's reach_down rows of `width`
+   * quantisation errors each (value minus the chosen level's value),
+   * nearest row last. carry_in: the errors of the D rows just above the
+   * plane, or NULL for zeros (the plane starts the image). carry_out, when
+   * not NULL, receives the errors of the last D rows up to the plane's
+   * end, rows above the plane (from carry_in, or zeros) where the plane
+   * has fewer than D rows; written only when run returns HT_CUDA_OK.
+   * Variant gpu-fast only; errors outside 24 bits are refused. */
+  const int32_t *carry_in;
+  int32_t *carry_out;
 } ht_cuda_io;
 
 typedef struct {

@@ -8,6 +8,16 @@
  * boundary would cost a whole pipeline fill). A plane larger than the
  * device's memory runs as several such chunks, the last error rows of
  * one carried into the next through boundary slot 0 (fast.h).
+ *
+ * Carried rows of a band of a taller image (io->carry_in, carry_out; the
+ * core's ht_run_band) use the same slots:
+ *  - carry_in goes into slot 0 of the first chunk as boundary words, as
+ *    if a chunk above had left them there;
+ *  - carry_out comes from the last chunk's last two slots: its last band
+ *    stores its last D rows into slot nbands whatever its height, and
+ *    slot nbands - 1 holds the D rows above that band (slot 0: the rows
+ *    above the chunk), so the two hold the last D rows up to the plane's
+ *    end even where the last band, or the whole plane, is shorter than D.
  */
 #include "module_private.h"
 
@@ -15,6 +25,7 @@
 #include <climits>
 #include <cstring>
 #include <sched.h>
+#include <vector>
 
 namespace htcuda {
 
@@ -40,14 +51,102 @@ bool faulted(dev *d, ctx_err &ce)
   return true;
 }
 
+namespace {
+
+/* The errors a boundary word can carry: a 24-bit signed value (fast.h).
+ * The core's errors stay near half of full scale (docs/arithmetic.md). */
+constexpr int32_t WORD_MIN = -(1 << 23), WORD_MAX = (1 << 23) - 1;
+
+/* The error in boundary word w of tag wtag; false when w is not such a
+ * word. */
+bool word_error(unsigned w, unsigned wtag, int32_t *e)
+{
+  const unsigned base = wtag << 24;
+  if (w - base + 0x800000u >= 0x1000000u)
+    return false;
+  *e = (int32_t)(w - base);
+  return true;
+}
+
+/* io->carry_in (Df rows, the one next to the plane last) into slot 0 as
+ * words of tag wtag: slot row D - k is the k-th row above the plane. Rows
+ * the filter does not reach (k > Df, where the kernel's box is deeper
+ * than the filter) are zeros, which the box weights 0. */
+bool put_carry_in(dev *d, ctx_err &ce, const ht_cuda_io *io, int W, int Df, int D, size_t bound_row, unsigned wtag)
+{
+  const unsigned base = wtag << 24;
+  std::vector<unsigned> w((size_t)D * bound_row, base);
+  for (int k = 1; k <= Df; k++) {
+    const int32_t *src = io->carry_in + (size_t)(Df - k) * (size_t)W;
+    unsigned *dst = w.data() + (size_t)(D - k) * bound_row;
+    for (int x = 0; x < W; x++)
+      dst[x] = (unsigned)src[x] + base;
+  }
+  /* synchronised: the vector is gone when this returns */
+  return ce.check(cudaMemcpyAsync(d->d_bound, w.data(), w.size() * sizeof(unsigned), cudaMemcpyHostToDevice, d->comp),
+                  "the carried rows") &&
+         ce.check(cudaStreamSynchronize(d->comp), "the carried rows");
+}
+
+/* io->carry_out (Df rows, the plane's last row last) after the last
+ * chunk, of Hc rows, ran with word tag wtag; slot 0 held the rows above
+ * that chunk with tag slot0_wtag, or nothing (!slot0) where the plane
+ * starts the image, which means zeros above. */
+bool get_carry_out(dev *d, ctx_err &ce, const ht_cuda_io *io, int W, int Df, int D, size_t bound_row, int Hc,
+                   unsigned wtag, bool slot0, unsigned slot0_wtag)
+{
+  const int nb = (Hc + 31) / 32, last = Hc - (nb - 1) * 32, m = std::min(last, D);
+  std::vector<unsigned> w((size_t)(2 * D) * bound_row);
+  if (!ce.check(cudaMemcpyAsync(w.data(), d->d_bound + (size_t)(nb - 1) * (size_t)D * bound_row,
+                                w.size() * sizeof(unsigned), cudaMemcpyDeviceToHost, d->comp),
+                "the carried rows") ||
+      !ce.check(cudaStreamSynchronize(d->comp), "the carried rows"))
+    return false;
+  /* The rows down to the chunk's last, in order: the D rows of slot
+   * nb - 1, then the m rows that the last band stored at the bottom of
+   * slot nb (slot rows D - m .. D - 1). carry_out is their last Df. */
+  for (int r = 0; r < Df; r++) {
+    const int s = D + m - Df + r;
+    const bool above = s < D;
+    const unsigned *src = w.data() + (size_t)(above ? s : s + D - m) * bound_row;
+    const bool zeros = above && nb == 1 && !slot0;
+    const unsigned tag = above && nb == 1 ? slot0_wtag : wtag;
+    int32_t *dst = io->carry_out + (size_t)r * (size_t)W;
+    for (int x = 0; x < W; x++) {
+      if (zeros) {
+        dst[x] = 0;
+      } else if (!word_error(src[x], tag, &dst[x])) {
+        say(ce.msg, ce.n, "the GPU left carried row %d incomplete at column %d", r, x);
+        ce.err = cudaErrorUnknown;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 int run_fast(dev *d, const ht_filter *f, int levels, const ht_cuda_io *io, char *msg, size_t msg_size)
 {
   ctx_err ce{ msg, msg_size };
   plane pl;
   plane_init(pl, io);
-  const int D = ht_fast_down(f); /* rows of boundary words */
+  const int D = ht_fast_down(f); /* rows of boundary words, >= Df */
+  const int Df = f->reach_down;  /* rows the core carries */
   const int W = pl.W, H = pl.H;
   const size_t bound_row = roundup((size_t)W, 32);
+  const bool carry_in = io->carry_in && Df > 0, carry_out = io->carry_out && Df > 0;
+  if (Df > D) {
+    say(msg, msg_size, "gpu-fast has no kernel for a filter reaching %d rows down", Df);
+    return HT_CUDA_ERR_UNSUPPORTED;
+  }
+  for (size_t i = 0; carry_in && i < (size_t)Df * (size_t)W; i++)
+    if (io->carry_in[i] < WORD_MIN || io->carry_in[i] > WORD_MAX) {
+      say(msg, msg_size, "carried error %d (row %zu, column %zu) is outside the GPU's 24 bits", (int)io->carry_in[i],
+          i / (size_t)W, i % (size_t)W);
+      return HT_CUDA_ERR_UNSUPPORTED;
+    }
 
   /* Stripe height: enough stripes to overlap transfers with the kernel,
    * not so thin that per-copy overheads dominate. */
@@ -115,8 +214,8 @@ int run_fast(dev *d, const ht_filter *f, int levels, const ht_cuda_io *io, char 
   p.fault = fault_dev;
   const int wps = (int)env_long("HT_CUDA_FAST_WPS", 0);
 
-  /* slot 0 holds rows above the chunk (from the chunk above) with this
-   * word tag */
+  /* slot 0 holds rows above the chunk (carried in, or from the chunk
+   * above) with this word tag */
   bool have_carry = false;
   unsigned carry_wtag = 0;
   int64_t stored_rows = 0;
@@ -131,6 +230,12 @@ int run_fast(dev *d, const ht_filter *f, int levels, const ht_cuda_io *io, char 
     if (!next_wtag(d, ce, have_carry ? (size_t)D * bound_row : 0))
       goto fail;
     p.wtag = d->wtag;
+    if (y0 == 0 && carry_in) {
+      if (!put_carry_in(d, ce, io, W, Df, D, bound_row, p.wtag))
+        goto fail;
+      have_carry = true;
+      carry_wtag = p.wtag;
+    }
     p.have_carry = have_carry;
     p.carry_wtag = carry_wtag;
     if (y0 == C && env_set("HT_CUDA_FAIL_WAIT") && /* see faulted() */
@@ -217,6 +322,10 @@ int run_fast(dev *d, const ht_filter *f, int levels, const ht_cuda_io *io, char 
     }
   }
   if (!ce.check(cudaStreamSynchronize(d->comp), "the kernel"))
+    goto fail;
+  /* p still describes the last chunk */
+  if (carry_out &&
+      !get_carry_out(d, ce, io, W, Df, D, bound_row, p.height, p.wtag, p.have_carry != 0, p.carry_wtag))
     goto fail;
   return HT_CUDA_OK;
 fail:
