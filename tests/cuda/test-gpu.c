@@ -1,7 +1,7 @@
 /* Every GPU variant against the CPU reference (core/ed.c, variant ed),
  * bit for bit. Exits 77 when no GPU is usable.
  *   test-gpu PHOTO.pgm PART
- * PART: variants | filters | shapes | paths | stripes | errors */
+ * PART: variants | filters | shapes | paths | stripes | errors | carry */
 #include "cuda-test.h"
 
 static ht_context *cpu_ctx, *gpu_ctx;
@@ -9,6 +9,10 @@ static int runs;
 
 static const char *const custom_wide = "- - - - * 5 3 1; 1 1 2 3 4 3 2 1 1; 0 0 0 1 2 1; 0 0 0 0 1 / 40";
 static const char *const custom_tall = "- * 3; 2 4 2; 1 2 1; 0 1 / 20";
+/* one row down but 2 columns left: gpu-fast's box is 2 rows deep */
+static const char *const custom_wide1 = "- - * 4 2; 1 2 3 2 1 / 15";
+/* the current row only: no rows to carry */
+static const char *const custom_row = "- * 1 / 2";
 
 static size_t row_bytes(ht_format f, int64_t w, int ch) { return ht_format_row_bytes(f, w, ch); }
 
@@ -232,6 +236,246 @@ static void part_stripes(void)
   unsetenv("HT_CUDA_FIRST_WTAG");
 }
 
+/* ------------------------------------------------------------ carried rows */
+
+/* Rows y0 .. y0 + h - 1 of `im`, in place. */
+static ht_image band_view(const ht_image *im, int64_t y0, int64_t h)
+{
+  ht_image r = *im;
+  r.height = h;
+  r.data = (uint8_t *)im->data + (size_t)y0 * im->stride;
+  return r;
+}
+
+enum { ALL_GPU, ALL_CPU, CPU_FIRST, GPU_FIRST }; /* where the bands run */
+
+static bool band_on_gpu(int where, int i)
+{
+  return where == ALL_GPU || (where == CPU_FIRST && i % 2) || (where == GPU_FIRST && i % 2 == 0);
+}
+
+static size_t carry_size(const ht_params *p, const img *in, int planes)
+{
+  return (size_t)ht_carry_rows(p) * (size_t)in->im.width * (size_t)planes;
+}
+
+/* Runs `in` into `out` as bands of the heights hs[0], hs[1], ... (cycled
+ * until the image ends), each band given the rows that the band above
+ * returned; band i on the GPU (gpu-fast) or the CPU (ed) as `where` says.
+ * Every band's carry_out is appended to `log` (nbands * carry_size). Returns
+ * the number of bands, -1 after a failed run. */
+static int run_bands(const char *what, ht_context *gpu, const img *in, img *out, const ht_params *p0, int planes,
+                     const int *hs, int nh, int where, int32_t *log)
+{
+  const size_t cs = carry_size(p0, in, planes);
+  int32_t *above = xmalloc(cs * sizeof(int32_t)), *below = xmalloc(cs * sizeof(int32_t));
+  int nb = 0;
+  for (int64_t y0 = 0; y0 < in->im.height; nb++) {
+    const int64_t h = hs[nb % nh] < in->im.height - y0 ? hs[nb % nh] : in->im.height - y0;
+    const bool on_gpu = band_on_gpu(where, nb);
+    ht_params p = *p0;
+    p.variant = on_gpu ? HT_VARIANT_GPU_FAST : HT_VARIANT_ED;
+    ht_image bi = band_view(&in->im, y0, h), bo = band_view(&out->im, y0, h);
+    ht_band band = { y0, y0 > 0 ? above : NULL, below };
+    memset(below, 0x5c, cs * sizeof(int32_t)); /* every row must be written */
+    ht_context *c = on_gpu ? gpu : cpu_ctx;
+    ht_status s = ht_run_band(c, &bi, &bo, &p, &band);
+    runs += on_gpu;
+    if (s != HT_OK) {
+      CHECK(0, "%s: band %d (rows %lld..%lld) on the %s: %s", what, nb, (long long)y0, (long long)(y0 + h - 1),
+            on_gpu ? "GPU" : "CPU", ht_context_message(c));
+      nb = -1;
+      break;
+    }
+    if (on_gpu && ht_context_last_backend(c) != HT_BACKEND_CUDA) {
+      CHECK(0, "%s: band %d did not run on the GPU", what, nb);
+      nb = -1;
+      break;
+    }
+    if (log)
+      memcpy(log + (size_t)nb * cs, below, cs * sizeof(int32_t));
+    int32_t *t = above;
+    above = below;
+    below = t;
+    y0 += h;
+  }
+  free(above);
+  free(below);
+  return nb;
+}
+
+/* The first row where two outputs differ, or -1. */
+static int64_t first_diff(const img *a, const img *b)
+{
+  const size_t rb = row_bytes(a->im.format, a->im.width, a->im.channels);
+  for (int64_t y = 0; y < a->im.height; y++)
+    if (memcmp(a->mem + (size_t)y * a->im.stride, b->mem + (size_t)y * b->im.stride, rb) != 0)
+      return y;
+  return -1;
+}
+
+static int bands_in(int64_t H, const int *hs, int nh)
+{
+  int n = 0;
+  for (int64_t y = 0; y < H; n++)
+    y += hs[n % nh];
+  return n;
+}
+
+/* One image, one filter, one band split: the GPU's bands against the
+ * whole image on the CPU (output) and against the same bands on the CPU
+ * (every band's carried rows, so that what the GPU returns means what the
+ * CPU's means); then bands alternating between CPU and GPU, both ways. */
+static void carry_case(const char *what, ht_context *gpu, const img *in, ht_format of, int och, int planes,
+                       const ht_params *p0, const int *hs, int nh)
+{
+  char label[256];
+  ht_params p = *p0;
+  img whole = make(in->im.width, in->im.height, och, of, 3), banded = make(in->im.width, in->im.height, och, of, 5);
+  p.variant = HT_VARIANT_ED;
+  ht_status s = ht_run(cpu_ctx, &in->im, &whole.im, &p);
+  CHECK(s == HT_OK, "%s: cpu: %s", what, ht_context_message(cpu_ctx));
+  const int n = bands_in(in->im.height, hs, nh);
+  const size_t cs = carry_size(p0, in, planes);
+  int32_t *log_gpu = xmalloc((size_t)n * cs * sizeof(int32_t)), *log_cpu = xmalloc((size_t)n * cs * sizeof(int32_t));
+  snprintf(label, sizeof label, "%s [%d levels, %lldx%lld, bands of %d%s]", what, p.levels, (long long)in->im.width,
+           (long long)in->im.height, hs[0], nh > 1 ? ", ..." : "");
+  for (int where = ALL_GPU; where <= GPU_FIRST; where++) {
+    memset(banded.mem, 0xA5, banded.im.stride * (size_t)banded.im.height);
+    int nb = run_bands(label, gpu, in, &banded, p0, planes, hs, nh, where,
+                       where == ALL_GPU ? log_gpu : where == ALL_CPU ? log_cpu : NULL);
+    if (nb < 0)
+      continue;
+    CHECK(nb == n, "%s: %d bands, expected %d", label, nb, n);
+    const int64_t y = first_diff(&whole, &banded);
+    CHECK(y < 0, "%s, bands %s: output differs from the whole image on the CPU from row %lld", label,
+          where == ALL_GPU ? "on the GPU" : where == ALL_CPU ? "on the CPU" : where == CPU_FIRST ? "CPU, GPU, ..." : "GPU, CPU, ...",
+          (long long)y);
+  }
+  for (int b = 0; b < n; b++) {
+    const int32_t *g = log_gpu + (size_t)b * cs, *c = log_cpu + (size_t)b * cs;
+    if (memcmp(g, c, cs * sizeof(int32_t)) != 0) {
+      size_t i = 0;
+      while (g[i] == c[i])
+        i++;
+      const size_t per_plane = cs / (size_t)planes, w = (size_t)in->im.width;
+      CHECK(0, "%s: band %d's carried rows differ: plane %zu row %zu column %zu: gpu %d, cpu %d", label, b,
+            i / per_plane, i % per_plane / w, i % w, (int)g[i], (int)c[i]);
+      break;
+    }
+  }
+  free(log_gpu);
+  free(log_cpu);
+  free(whole.mem);
+  free(banded.mem);
+}
+
+static void part_carry(void)
+{
+  static const int h1[] = { 1 }, h2[] = { 2 }, h3[] = { 3 }, h31[] = { 31 }, h32[] = { 32 }, h33[] = { 33 },
+                   h100[] = { 100 }, mix[] = { 1, 33, 2, 100, 31, 3, 32, 64, 5, 17 };
+  static const struct {
+    const int *hs;
+    int n;
+  } splits[] = { { h1, 1 }, { h2, 1 }, { h3, 1 }, { h31, 1 }, { h32, 1 }, { h33, 1 }, { h100, 1 }, { mix, 10 } };
+  const char *const fl[] = { "floyd-steinberg", "jarvis-judice-ninke", custom_tall, custom_wide1 };
+  ht_params p;
+  ht_params_init(&p);
+
+  /* every split, filter and level count on two widths that are not
+   * multiples of 32; 203 rows end most splits with a short band */
+  static const int64_t widths[] = { 97, 301 };
+  for (int wi = 0; wi < 2; wi++) {
+    img in = random_img(widths[wi], 203, 1, HT_FORMAT_U8, 80 + (uint64_t)wi);
+    for (int fi = 0; fi < 4; fi++)
+      for (int li = 0; li < 2; li++) {
+        p.filter = filter_of(fl[fi]);
+        p.levels = li ? 5 : 2;
+        for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++)
+          carry_case(fl[fi], gpu_ctx, &in, HT_FORMAT_U8, 1, 1, &p, splits[k].hs, splits[k].n);
+      }
+    free(in.mem);
+  }
+
+  /* the other input and output paths, planes one after another in the
+   * carried rows, and a filter with nothing to carry */
+  {
+    static const int hs[] = { 40, 1, 70, 2, 33 };
+    img a = random_img(203, 117, 1, HT_FORMAT_U16, 81);
+    p.filter = filter_of("floyd-steinberg");
+    p.levels = 2;
+    carry_case("16-bit in, packed bits out", gpu_ctx, &a, HT_FORMAT_BIT1, 1, 1, &p, hs, 5);
+    p.filter = filter_of("jarvis-judice-ninke");
+    p.levels = 5;
+    carry_case("16-bit in, 16-bit out (store path)", gpu_ctx, &a, HT_FORMAT_U16, 1, 1, &p, hs, 5);
+    free(a.mem);
+    img c = random_img(77, 117, 3, HT_FORMAT_U8, 82);
+    p.filter = filter_of(custom_tall);
+    p.levels = 2;
+    p.color = HT_COLOR_PER_CHANNEL;
+    carry_case("RGB per channel", gpu_ctx, &c, HT_FORMAT_U8, 3, 3, &p, hs, 5);
+    p.color = HT_COLOR_LUMA;
+    carry_case("RGB luma (load path)", gpu_ctx, &c, HT_FORMAT_U8, 1, 1, &p, hs, 5);
+    free(c.mem);
+    img e = random_img(45, 80, 1, HT_FORMAT_U8, 83);
+    p.filter = filter_of(custom_row);
+    carry_case("current row only", gpu_ctx, &e, HT_FORMAT_U8, 1, 1, &p, hs, 5);
+    free(e.mem);
+  }
+
+  /* bands that span several device chunks (64 rows, stripes of 32), the
+   * boundary words' tags wrapping on the way (read when a context opens
+   * the GPU) */
+  {
+    static const int hs[] = { 100, 65, 1, 64, 37, 130 };
+    setenv("HT_CUDA_STRIPE_ROWS", "32", 1);
+    setenv("HT_CUDA_CHUNK_ROWS", "64", 1);
+    setenv("HT_CUDA_FIRST_WTAG", "250", 1);
+    ht_context *c = ht_context_new();
+    ht_context_set_backend(c, HT_BACKEND_CUDA);
+    img in = random_img(301, 500, 1, HT_FORMAT_U8, 84);
+    for (int fi = 0; fi < 4; fi++)
+      for (int li = 0; li < 2; li++) {
+        p.filter = filter_of(fl[fi]);
+        p.levels = li ? 5 : 2;
+        carry_case(fl[fi], c, &in, HT_FORMAT_U8, 1, 1, &p, hs, 6);
+      }
+    free(in.mem);
+    ht_context_free(c);
+    unsetenv("HT_CUDA_STRIPE_ROWS");
+    unsetenv("HT_CUDA_CHUNK_ROWS");
+    unsetenv("HT_CUDA_FIRST_WTAG");
+  }
+
+  /* refusals: the paper's variants do not carry rows; errors beyond the
+   * boundary words' 24 bits */
+  {
+    img in = random_img(64, 40, 1, HT_FORMAT_U8, 85), out = make(64, 40, 1, HT_FORMAT_U8, 0);
+    p.filter = filter_of("floyd-steinberg");
+    p.levels = 2;
+    int32_t *above = xmalloc(64 * sizeof(int32_t)), *below = xmalloc(64 * sizeof(int32_t));
+    memset(above, 0, 64 * sizeof(int32_t));
+    ht_band band = { 40, above, below };
+    p.variant = HT_VARIANT_GPU_PB_PEC_RC;
+    ht_status s = ht_run_band(gpu_ctx, &in.im, &out.im, &p, &band);
+    CHECK(s == HT_ERR_UNSUPPORTED, "a paper variant with carried rows: status %d (%s)", (int)s,
+          ht_context_message(gpu_ctx));
+    above[17] = 1 << 24;
+    p.variant = HT_VARIANT_GPU_FAST;
+    s = ht_run_band(gpu_ctx, &in.im, &out.im, &p, &band);
+    CHECK(s == HT_ERR_UNSUPPORTED && strstr(ht_context_message(gpu_ctx), "24 bits"),
+          "a carried error of 1 << 24: status %d (%s)", (int)s, ht_context_message(gpu_ctx));
+    /* and the context still works */
+    above[17] = -300;
+    s = ht_run_band(gpu_ctx, &in.im, &out.im, &p, &band);
+    CHECK(s == HT_OK, "after a refusal: %s", ht_context_message(gpu_ctx));
+    free(above);
+    free(below);
+    free(in.mem);
+    free(out.mem);
+  }
+}
+
 static int notices;
 static char notice_text[512];
 static void on_notice(const char *m, void *u)
@@ -367,7 +611,7 @@ static void part_errors(void)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s PHOTO.pgm variants|filters|shapes|paths|stripes|errors\n", argv[0]);
+    fprintf(stderr, "usage: %s PHOTO.pgm variants|filters|shapes|paths|stripes|errors|carry\n", argv[0]);
     return 99;
   }
   cpu_ctx = ht_context_new();
@@ -406,6 +650,8 @@ int main(int argc, char **argv)
     part_stripes();
   else if (!strcmp(part, "errors"))
     part_errors();
+  else if (!strcmp(part, "carry"))
+    part_carry();
   else {
     fprintf(stderr, "unknown part %s\n", part);
     return 99;
