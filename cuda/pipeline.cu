@@ -47,8 +47,8 @@ template <typename F> void parallel_rows(int n, int threads, F fn)
     t.join();
 }
 
-/* 4 threads on 8 cores or more: more were no faster on the GPU hosts and
- * varied more from run to run (BENCHMARKS.md, "What bounds gpu-fast"). */
+/* 4 threads on 8 cores or more: more are not reliably faster and vary
+ * more from run to run (BENCHMARKS.md, "What bounds gpu-fast"). */
 int copy_threads()
 {
   long t = env_long("HT_CUDA_COPY_THREADS", 0);
