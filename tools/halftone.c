@@ -23,7 +23,10 @@
 
 #define EXIT_USAGE 2
 
-static const char usage_text[] =
+/* The help: fixed text, and the lists of names, which come from the
+ * library (ht_choices), so that a filter, implementation or backend
+ * added there appears here by itself. */
+static const char help_head[] =
   "Usage: halftone [OPTIONS] INPUT OUTPUT\n"
   "\n"
   "Turns a continuous-tone image into a halftone (black and white, or a few\n"
@@ -38,27 +41,9 @@ static const char usage_text[] =
   "          .pgm  8-bit gray      .ppm  8-bit RGB (with --color per-channel)\n"
   "          .png  gray/RGB, alpha kept; 1-bit when black and white\n"
   "\n"
-  "Options:\n"
-  "  --algorithm NAME    error-diffusion filter: floyd-steinberg (default),\n"
-  "                      jarvis-judice-ninke, stucki, burkes, sierra-3,\n"
-  "                      sierra-2, sierra-lite, atkinson, custom\n"
-  "  --coefficients STR  the filter for --algorithm custom: rows separated by\n"
-  "                      ';', '*' marks the current pixel, '-' a pixel already\n"
-  "                      done, optional '/ DIVISOR' at the end\n"
-  "                      (Floyd-Steinberg is \"- * 7; 3 5 1 / 16\")\n"
-  "  --levels N          output levels per channel, 2..256 (default 2)\n"
-  "  --serpentine        odd rows right to left; runs sequentially (one\n"
-  "                      thread, variant ed), never in parallel\n"
-  "  --color MODE        colour input: luma (default; Rec. 709 luma of the\n"
-  "                      stored values, one gray plane out) or per-channel\n"
-  "                      (each channel dithered on its own, RGB out)\n"
-  "  --backend WHICH     auto (default: the GPU where it is expected to be\n"
-  "                      faster, counting about 0.3 s to start it, and usable;\n"
-  "                      else the CPU), cpu, or cuda (fails if no GPU is usable)\n"
-  "  --threads N         CPU threads, 0 = every core it may run on (default 0);\n"
-  "                      with other programs busy, fewer can be faster\n"
-  "  --variant NAME      implementation: ed, ec, ed-rc, ec-rc, wavefront, or a\n"
-  "                      GPU variant name; default: the fastest available\n"
+  "Options:\n";
+
+static const char help_tail[] =
   "  --metrics           print the mean tone error and the HVS error (mean\n"
   "                      |G*input - G*output|, 7x7 Gaussian, sigma 1), both in\n"
   "                      0..255 units, to stdout\n"
@@ -72,6 +57,7 @@ static const char usage_text[] =
   "  halftone photo.png out.pbm\n"
   "  halftone --algorithm jarvis-judice-ninke photo.pgm out.png\n"
   "  halftone --levels 4 --color per-channel photo.png out.png\n"
+  "  halftone --levels 4,4,2 --color per-channel photo.png out.png\n"
   "  halftone --algorithm custom --coefficients \"- * 7; 3 5 1 / 16\" in.pgm out.pbm\n"
   "  halftone --metrics --bench 5 big.pgm out.pbm\n"
   "\n"
@@ -79,10 +65,143 @@ static const char usage_text[] =
   "and drop it. Exit status: 0 done, 1 failed, 2 bad command line. On any\n"
   "failure no output file is written and an existing one is left as it was.\n";
 
+#define HELP_WIDTH 79 /* columns of the help                              */
+#define HELP_TEXT 22  /* where an option's description starts            */
+
+/* Writes `text` from column `col`, where the cursor is, wrapping at
+ * HELP_WIDTH onto lines indented by `indent`; ends the line. A "quoted
+ * example" is kept on one line. */
+static void help_wrap(FILE *f, int col, int indent, const char *text)
+{
+  bool line_start = true;
+  for (const char *p = text; *p;) {
+    while (*p == ' ')
+      p++;
+    if (!*p)
+      break;
+    int len = 0;
+    for (bool quoted = false; p[len] && (quoted || p[len] != ' '); len++)
+      quoted ^= p[len] == '"';
+    if (!line_start && col + 1 + len > HELP_WIDTH) {
+      fprintf(f, "\n%*s", indent, "");
+      col = indent;
+      line_start = true;
+    }
+    if (!line_start) {
+      fputc(' ', f);
+      col++;
+    }
+    fwrite(p, 1, (size_t)len, f);
+    col += len;
+    p += len;
+    line_start = false;
+  }
+  fputc('\n', f);
+}
+
+/* "  --option ARG        text", the text wrapped. */
+static void help_option(FILE *f, const char *option, const char *text)
+{
+  int col = fprintf(f, "  %-*s", HELP_TEXT - 4, option);
+  if (col > HELP_TEXT - 2) { /* a long option: its text on the next line */
+    fprintf(f, "\n%*s", HELP_TEXT, "");
+    col = HELP_TEXT;
+  } else {
+    fprintf(f, "  ");
+    col += 2;
+  }
+  help_wrap(f, col, HELP_TEXT, text);
+}
+
+/* "  --option ARG        what, default NAME:" and the entries
+ * of `list` under it, one a line: name, then its sentence. */
+static void help_list(FILE *f, const char *option, const char *what, ht_list list, int value_default)
+{
+  char text[256];
+  const ht_choice *d = ht_choice_by_value(list, value_default);
+  snprintf(text, sizeof text, "%s, default %s:", what, d ? d->name : "none");
+  help_option(f, option, text);
+  int n = 0, width = 0;
+  const ht_choice *c = ht_choices(list, &n);
+  for (int i = 0; i < n; i++)
+    if ((int)strlen(c[i].name) > width)
+      width = (int)strlen(c[i].name);
+  for (int i = 0; i < n; i++) {
+    int col = fprintf(f, "%*s%-*s  ", HELP_TEXT + 2, "", width, c[i].name);
+    help_wrap(f, col, col, c[i].help[0] ? c[i].help : c[i].label);
+  }
+}
+
+/* The names of `list` whose entries pass `keep` (all for NULL), joined
+ * with ", " into buf. */
+static void list_names(char *buf, size_t size, ht_list list, bool (*keep)(const ht_choice *), const char *last_sep)
+{
+  int n = 0, kept = 0, total = 0;
+  const ht_choice *c = ht_choices(list, &n);
+  for (int i = 0; i < n; i++)
+    total += !keep || keep(&c[i]);
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && len < size; i++) {
+    if (keep && !keep(&c[i]))
+      continue;
+    const char *sep = kept == 0 ? "" : kept == total - 1 && last_sep ? last_sep : ", ";
+    int w = snprintf(buf + len, size - len, "%s%s", sep, c[i].name);
+    if (w < 0)
+      break;
+    len += (size_t)w;
+    kept++;
+  }
+}
+
+static bool cpu_variant(const ht_choice *c)
+{
+  return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CPU;
+}
+
+static bool gpu_variant(const ht_choice *c)
+{
+  return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CUDA;
+}
+
+static void print_help(FILE *f)
+{
+  ht_params defaults;
+  ht_params_init(&defaults);
+  char names[2048], text[256];
+
+  fputs(help_head, f);
+  help_list(f, "--algorithm NAME", "the error-diffusion filter", HT_LIST_FILTERS, (int)defaults.filter.id);
+  help_option(f, "--coefficients STR",
+              "the filter for --algorithm custom: rows separated by ';', '*' marks the current pixel, "
+              "'-' a pixel already done, optional '/ DIVISOR' at the end (Floyd-Steinberg is "
+              "\"- * 7; 3 5 1 / 16\")");
+  snprintf(text, sizeof text, "output levels per channel, 2..256 (default %d: black and white)", defaults.levels);
+  help_option(f, "--levels N", text);
+  help_option(f, "--levels N,N,N[,N]", "with --color per-channel: the levels of each colour plane "
+                                       "(R,G,B), one value per plane of the input");
+  help_option(f, "--serpentine", "odd rows right to left; runs sequentially (one thread, variant ed), "
+                                 "never in parallel");
+  help_list(f, "--color MODE", "colour input", HT_LIST_COLOR_MODES, (int)defaults.color);
+  help_list(f, "--backend WHICH", "where it runs", HT_LIST_BACKENDS, (int)HT_BACKEND_AUTO);
+  help_option(f, "--threads N", "CPU threads, 0 = every core it may run on (default 0); with other "
+                                "programs busy, fewer can be faster");
+  help_option(f, "--variant NAME", "the implementation; auto (the default) takes the first of the "
+                                   "backend's that can do the job, in this order:");
+  list_names(names, sizeof names, HT_LIST_VARIANTS, cpu_variant, NULL);
+  help_wrap(f, fprintf(f, "%*sCPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
+  list_names(names, sizeof names, HT_LIST_VARIANTS, gpu_variant, NULL);
+  if (names[0])
+    help_wrap(f, fprintf(f, "%*sGPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
+  fputs(help_tail, f);
+}
+
 typedef struct {
   const char *input, *output;
   const char *algorithm, *coefficients;
   int levels;
+  int plane_levels[HT_MAX_PLANES]; /* --levels N,N,N[,N]              */
+  int nplane_levels;                /* how many; 0 for --levels N      */
   bool serpentine;
   ht_color_mode color;
   ht_backend backend;
@@ -131,6 +250,47 @@ static bool parse_int(const char *s, long lo, long hi, int *out)
   return true;
 }
 
+/* --levels N, or N,N,N[,N]: one value per colour plane. */
+static bool parse_levels(const char *s, options *o)
+{
+  char buf[64];
+  if (!s || strlen(s) >= sizeof buf)
+    return false;
+  strcpy(buf, s);
+  int v[HT_MAX_PLANES], n = 0;
+  for (char *tok = buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next)
+      *next++ = '\0';
+    if (n == HT_MAX_PLANES || !parse_int(tok, 2, 256, &v[n]))
+      return false;
+    n++;
+  }
+  if (n == 2) /* no image has two colour planes */
+    return false;
+  memset(o->plane_levels, 0, sizeof o->plane_levels);
+  o->levels = v[0];
+  o->nplane_levels = n > 1 ? n : 0;
+  for (int i = 0; n > 1 && i < n; i++)
+    o->plane_levels[i] = v[i];
+  return true;
+}
+
+/* The value of `list` named `name`, or -1; the usage error's text says
+ * which names there are. */
+static int choice_value(ht_list list, const char *name)
+{
+  const ht_choice *c = ht_choice_by_name(list, name);
+  return c ? c->value : -1;
+}
+
+static const char *names_or(ht_list list)
+{
+  static char buf[1024];
+  list_names(buf, sizeof buf, list, NULL, " or ");
+  return buf;
+}
+
 enum {
   OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_SERPENTINE, OPT_COLOR, OPT_BACKEND,
   OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_QUIET, OPT_VERSION, OPT_HELP,
@@ -156,13 +316,13 @@ static int parse_args(int argc, char **argv, options *o)
     { NULL, 0, NULL, 0 },
   };
   memset(o, 0, sizeof *o);
-  o->algorithm = "floyd-steinberg";
+  o->algorithm = NULL; /* the library's default filter */
   o->levels = 2;
   o->color = HT_COLOR_LUMA;
   o->backend = HT_BACKEND_AUTO;
   o->variant = HT_VARIANT_AUTO;
   opterr = 0; /* our own messages */
-  int c;
+  int c, v;
   /* ":" first: a missing value comes back as ":" instead of "?". */
   while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
     const char *arg = optarg;
@@ -170,37 +330,27 @@ static int parse_args(int argc, char **argv, options *o)
     case OPT_ALGORITHM: o->algorithm = arg; break;
     case OPT_COEFFICIENTS: o->coefficients = arg; break;
     case OPT_LEVELS:
-      if (!parse_int(arg, 2, 256, &o->levels))
-        return usage_error("--levels must be a whole number 2..256, not '%s'", arg);
+      if (!parse_levels(arg, o))
+        return usage_error("--levels must be a whole number 2..256, or one per colour plane as N,N,N[,N], "
+                           "not '%s'", arg);
       break;
     case OPT_SERPENTINE: o->serpentine = true; break;
     case OPT_COLOR:
-      if (strcmp(arg, "luma") == 0)
-        o->color = HT_COLOR_LUMA;
-      else if (strcmp(arg, "per-channel") == 0)
-        o->color = HT_COLOR_PER_CHANNEL;
-      else
-        return usage_error("--color must be luma or per-channel, not '%s'", arg);
+      if ((v = choice_value(HT_LIST_COLOR_MODES, arg)) < 0)
+        return usage_error("--color must be %s, not '%s'", names_or(HT_LIST_COLOR_MODES), arg);
+      o->color = (ht_color_mode)v;
       break;
     case OPT_BACKEND:
-      if (strcmp(arg, "auto") == 0)
-        o->backend = HT_BACKEND_AUTO;
-      else if (strcmp(arg, "cpu") == 0)
-        o->backend = HT_BACKEND_CPU;
-      else if (strcmp(arg, "cuda") == 0)
-        o->backend = HT_BACKEND_CUDA;
-      else
-        return usage_error("--backend must be auto, cpu or cuda, not '%s'", arg);
+      if ((v = choice_value(HT_LIST_BACKENDS, arg)) < 0)
+        return usage_error("--backend must be %s, not '%s'", names_or(HT_LIST_BACKENDS), arg);
+      o->backend = (ht_backend)v;
       break;
     case OPT_THREADS:
       if (!parse_int(arg, 0, 4096, &o->threads))
         return usage_error("--threads must be a whole number 0..4096 (0 = all cores), not '%s'", arg);
       break;
     case OPT_VARIANT:
-      /* The library knows the names (GPU variants come and go with the
-       * CUDA module), so ask it instead of keeping a list here. */
-      o->variant = ht_variant_from_name(arg);
-      if (o->variant < 0)
+      if ((o->variant = choice_value(HT_LIST_VARIANTS, arg)) < 0)
         return usage_error("--variant: unknown variant '%s'", arg);
       break;
     case OPT_METRICS: o->metrics = true; break;
@@ -212,7 +362,7 @@ static int parse_args(int argc, char **argv, options *o)
     case 'V':
     case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':
-    case OPT_HELP: fputs(usage_text, stdout); return 0;
+    case OPT_HELP: print_help(stdout); return 0;
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default:
       if (optopt)
@@ -302,6 +452,57 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+static int quit(ht_context *ctx, int rc)
+{
+  ht_context_free(ctx);
+  return rc;
+}
+
+/* The parameters and the context for the options, checked against each
+ * other and, by the library (ht_check), against the backend: what ht_run
+ * would refuse is a usage error before any file is touched. Returns -1
+ * to go on, else the exit status. */
+static int setup(const options *o, ht_params *params, ht_context **ctx_out, notices *notes)
+{
+  ht_params_init(params);
+  params->levels = o->levels;
+  for (int i = 0; i < o->nplane_levels; i++)
+    params->plane_levels[i] = o->plane_levels[i];
+  params->color = o->color;
+  params->scan = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
+  params->variant = (ht_variant)o->variant;
+  const ht_choice *alg = o->algorithm ? ht_choice_by_name(HT_LIST_FILTERS, o->algorithm)
+                                      : ht_choice_by_value(HT_LIST_FILTERS, (int)params->filter.id);
+  if (!alg)
+    return usage_error("--algorithm: unknown filter '%s'", o->algorithm);
+  if (alg->value == HT_FILTER_CUSTOM) {
+    if (!o->coefficients)
+      return usage_error("--algorithm custom needs --coefficients, e.g. \"- * 7; 3 5 1 / 16\"");
+    char msg[256];
+    if (ht_filter_parse(o->coefficients, &params->filter, msg, sizeof msg) != HT_OK)
+      return usage_error("--coefficients: %s", msg);
+  } else {
+    if (o->coefficients)
+      return usage_error("--coefficients goes with --algorithm custom only, not with %s", alg->name);
+    params->filter = *ht_filter_builtin((ht_filter_id)alg->value);
+  }
+  if (o->nplane_levels > 0 && o->color != HT_COLOR_PER_CHANNEL)
+    return usage_error("--levels with one value per colour plane needs --color per-channel");
+
+  ht_context *ctx = ht_context_new();
+  if (!ctx) {
+    say("out of memory");
+    return 1;
+  }
+  ht_context_set_backend(ctx, o->backend);
+  ht_context_set_threads(ctx, o->threads);
+  ht_context_set_notice(ctx, notice_cb, notes);
+  if (ht_check(ctx, params) != HT_OK)
+    return quit(ctx, usage_error("%s", ht_context_message(ctx)));
+  *ctx_out = ctx;
+  return -1;
+}
+
 int main(int argc, char **argv)
 {
   options o;
@@ -310,50 +511,35 @@ int main(int argc, char **argv)
     return rc;
 
   /* --- everything that can be checked before touching any file */
+  notices notes = { .count = 0 };
   ht_params params;
-  ht_params_init(&params);
-  params.levels = o.levels;
-  params.color = o.color;
-  params.scan = o.serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
-  params.variant = (ht_variant)o.variant;
-  if (strcmp(o.algorithm, "custom") == 0) {
-    if (!o.coefficients)
-      return usage_error("--algorithm custom needs --coefficients, e.g. \"- * 7; 3 5 1 / 16\"");
-    char msg[256];
-    if (ht_filter_parse(o.coefficients, &params.filter, msg, sizeof msg) != HT_OK)
-      return usage_error("--coefficients: %s", msg);
-  } else {
-    if (o.coefficients)
-      return usage_error("--coefficients goes with --algorithm custom only, not with %s", o.algorithm);
-    const ht_filter *f = ht_filter_by_name(o.algorithm);
-    if (!f)
-      return usage_error("--algorithm: unknown filter '%s'", o.algorithm);
-    params.filter = *f;
-  }
-  if (o.serpentine && o.variant != HT_VARIANT_AUTO && o.variant != HT_VARIANT_ED)
-    return usage_error("--serpentine runs sequentially, so it cannot use --variant %s; use ed or leave --variant out",
-                       ht_variant_name((ht_variant)o.variant));
-  if (o.serpentine && o.backend == HT_BACKEND_CUDA)
-    return usage_error("--serpentine runs sequentially on the CPU, so it cannot use --backend cuda");
+  ht_context *ctx = NULL;
+  rc = setup(&o, &params, &ctx, &notes);
+  if (rc >= 0)
+    return rc;
   int kind = hti_kind_from_path(o.output);
   if (kind < 0)
-    return usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm or .png", o.output);
+    return quit(ctx, usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm or .png",
+                                 o.output));
+  if (kind == HTI_PBM && o.nplane_levels > 0)
+    return quit(ctx, usage_error("%s: PBM holds one plane; per-plane --levels need .ppm or .png", o.output));
   if (kind == HTI_PBM && o.levels != 2)
-    return usage_error("%s: PBM holds 2 levels only; use .pgm or .png for --levels %d", o.output, o.levels);
+    return quit(ctx, usage_error("%s: PBM holds 2 levels only; use .pgm or .png for --levels %d", o.output,
+                                 o.levels));
   if (kind == HTI_PNG && !hti_have_png())
-    return usage_error("%s: this build has no PNG support (libpng was not found)", o.output);
+    return quit(ctx, usage_error("%s: this build has no PNG support (libpng was not found)", o.output));
 
   char err[512];
   if (!hti_check_output(o.output, err, sizeof err)) {
     say("%s: %s", o.output, err);
-    return 1;
+    return quit(ctx, 1);
   }
 
   /* --- input */
   hti_image im;
   if (!hti_read(o.input, &im, err, sizeof err)) {
     say("%s: %s", o.input, err);
-    return 1;
+    return quit(ctx, 1);
   }
   int colors = im.channels - (im.has_alpha ? 1 : 0);
   bool per_channel = o.color == HT_COLOR_PER_CHANNEL && colors >= 3;
@@ -361,14 +547,19 @@ int main(int argc, char **argv)
   rc = 1;
 
   /* --- output layout */
+  if (o.nplane_levels > 0 && o.nplane_levels != planes) {
+    hti_release(&im);
+    return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but %s has %d", o.nplane_levels,
+                                 o.input, planes));
+  }
   if (per_channel && (kind == HTI_PBM || kind == HTI_PGM)) {
     hti_release(&im);
-    return usage_error("%s: --color per-channel on colour input gives RGB; write .ppm or .png", o.output);
+    return quit(ctx, usage_error("%s: --color per-channel on colour input gives RGB; write .ppm or .png", o.output));
   }
   if (kind == HTI_PPM && planes != 3) {
     hti_release(&im);
-    return usage_error("%s: PPM output is for --color per-channel on colour input; write .pgm, .pbm or .png",
-                       o.output);
+    return quit(ctx, usage_error("%s: PPM output is for --color per-channel on colour input; write .pgm, .pbm or .png",
+                                 o.output));
   }
   bool keep_alpha = im.has_alpha && kind == HTI_PNG;
   int file_channels = planes + (keep_alpha ? 1 : 0);
@@ -379,7 +570,6 @@ int main(int argc, char **argv)
     depth = 16; /* a 16-bit alpha channel keeps its precision */
   else
     depth = 8;
-  notices notes = { .count = 0 };
   if (im.has_alpha && !keep_alpha)
     notice_add(&notes, "%s: %s has no alpha channel; the input's alpha is dropped", o.output,
                hti_kind_name((hti_kind)kind));
@@ -388,7 +578,7 @@ int main(int argc, char **argv)
   if (!hti_out_init(&out, (hti_kind)kind, im.width, im.height, file_channels, depth, err, sizeof err)) {
     say("%s: %s", o.output, err);
     hti_release(&im);
-    return 1;
+    return quit(ctx, 1);
   }
 
   /* The library copies alpha through when params.alpha is set and the
@@ -413,21 +603,11 @@ int main(int argc, char **argv)
     out_img.data = scratch;
   }
 
-  ht_context *ctx = ht_context_new();
-  if (!ctx) {
-    say("out of memory");
-    goto done;
-  }
-  ht_context_set_backend(ctx, o.backend);
-  ht_context_set_threads(ctx, o.threads);
-  ht_context_set_notice(ctx, notice_cb, &notes);
-
   /* --- halftone (N times for --bench) */
   int runs = o.bench > 0 ? o.bench : 1;
   double *times = malloc((size_t)runs * sizeof *times);
   if (!times) {
     say("out of memory");
-    ht_context_free(ctx);
     goto done;
   }
   ht_status s = HT_OK;
@@ -439,7 +619,6 @@ int main(int argc, char **argv)
   if (s != HT_OK) {
     say("%s", ht_context_message(ctx));
     free(times);
-    ht_context_free(ctx);
     goto done;
   }
   if (o.bench > 0) {
@@ -449,10 +628,9 @@ int main(int argc, char **argv)
     ht_variant v = ht_context_last_variant(ctx);
     printf("bench: %lldx%lld, %d run(s): min %.3f ms, median %.3f ms, %.3f ns/pixel (min); backend %s, variant %s\n",
            (long long)im.width, (long long)im.height, runs, times[0], med, times[0] * 1e6 / px,
-           ht_context_last_backend(ctx) == HT_BACKEND_CUDA ? "cuda" : "cpu", ht_variant_name(v));
+           ht_choice_by_value(HT_LIST_BACKENDS, (int)ht_context_last_backend(ctx))->name, ht_variant_name(v));
   }
   free(times);
-  ht_context_free(ctx);
 
   if (scratch) { /* drop the alpha channel the file cannot hold */
     size_t bps = depth == 16 ? 2 : 1, rc_ = (size_t)render_channels, fc = (size_t)file_channels;
@@ -495,6 +673,7 @@ int main(int argc, char **argv)
   for (int i = 0; i < notes.count && !o.quiet; i++)
     say("%s", notes.text[i]);
 done:
+  ht_context_free(ctx);
   free(scratch);
   hti_out_free(&out);
   hti_release(&im);

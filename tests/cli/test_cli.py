@@ -74,6 +74,26 @@ def digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
+def library_choices(data):
+    """The names of the library's lists (ht_choices), read from the core's
+    sources (DATA_DIR/../core) rather than from the tool under test:
+    {"filters": [...], "variants": [...], "backends": [...], "colors": [...]}."""
+    core = os.path.join(os.path.dirname(os.path.abspath(data)), "core")
+    text = ""
+    for name in ("filters.c", "names.c", "impl_cpu.c", "impl_cuda.c"):
+        text += open(os.path.join(core, name), encoding="utf-8").read()
+    lists = {}
+    for key, prefix in (("filters", "FILTER"), ("variants", "VARIANT"), ("backends", "BACKEND"),
+                        ("colors", "COLOR")):
+        names = re.findall(r'\{\s*HT_%s_[A-Z0-9_]+,\s*"([a-z0-9-]+)"' % prefix, text)
+        lists[key] = list(dict.fromkeys(names))
+    # the regular expression still finds what it should
+    for key, known in (("filters", ["floyd-steinberg", "atkinson", "custom"]), ("variants", ["auto", "ed", "wavefront"]),
+                       ("backends", ["auto", "cpu", "cuda"]), ("colors", ["luma", "per-channel"])):
+        check(all(k in lists[key] for k in known), "core sources: found %s %r" % (key, lists[key]))
+    return lists
+
+
 # ------------------------------------------------------------ cases
 
 def expect_error(env, args, rc_want, pattern, out_name="out.pbm", pre=True):
@@ -114,8 +134,25 @@ def case_errors_usage(env):
     expect_error(env, ["--coefficients", "- * 7; 3 5 1 / 16", c], 2, r"--coefficients goes with --algorithm custom")
     expect_error(env, ["--algorithm", "custom", "--coefficients", "- * 7; 3 x 1", c], 2, r"position 10")
     expect_error(env, ["--algorithm", "custom", "--coefficients", "- * 7; 3 5 1 / 0", c], 2, r"--coefficients: .*position")
-    expect_error(env, ["--serpentine", "--variant", "wavefront", c], 2, r"serpentine.*wavefront")
-    expect_error(env, ["--serpentine", "--backend", "cuda", c], 2, r"serpentine.*--backend cuda")
+    # what the library refuses (ht_check) is a usage error with its message,
+    # given before the input is read
+    expect_error(env, ["--serpentine", "--variant", "wavefront", c], 2, r"serpentine.*variant wavefront")
+    missing = env.path("missing.pgm")
+    for v in [n for n in library_choices(env.data)["variants"] if not n.startswith("gpu-") and n not in ("auto", "ed")]:
+        expect_error(env, ["--serpentine", "--variant", v, missing], 2, r"serpentine.*variant %s\b" % re.escape(v))
+    expect_error(env, ["--serpentine", "--backend", "cuda", missing], 2, r"backend cuda: .*serpentine")
+    expect_error(env, ["--variant", "gpu-fast", "--backend", "cpu", missing], 2,
+                 r"variant gpu-fast runs on the GPU; backend cpu")
+    expect_error(env, ["--variant", "ed", "--backend", "cuda", missing], 2, r"variant ed is a CPU variant")
+    expect_error(env, ["--levels", "4,4,2", c], 2, r"--levels .*needs --color per-channel")
+    expect_error(env, ["--levels", "4,4", "--color", "per-channel", c], 2, r"--levels .*'4,4'")
+    expect_error(env, ["--levels", "4,4,4,4,4", "--color", "per-channel", c], 2, r"--levels .*'4,4,4,4,4'")
+    expect_error(env, ["--levels", "4,1,4", "--color", "per-channel", c], 2, r"--levels .*2\.\.256.*'4,1,4'")
+    expect_error(env, ["--levels", "2,2,2", "--color", "per-channel", c], 2, r"PBM holds one plane")
+    expect_error(env, ["--levels", "4,4,4,4", "--color", "per-channel", env.fixture("tiny.ppm")], 2,
+                 r"--levels gives 4 values.*has 3", out_name="out.ppm")
+    expect_error(env, ["--levels", "4,4,4", "--color", "per-channel", c], 2, r"--levels gives 3 values.*has 1",
+                 out_name="out.pgm")
     expect_error(env, ["--variant", "fastest", c], 2, r"unknown variant 'fastest'")
     expect_error(env, ["--backend", "gpu", c], 2, r"--backend .*'gpu'")
     expect_error(env, ["--color", "cmyk", c], 2, r"--color .*'cmyk'")
@@ -337,6 +374,17 @@ def case_color(env):
         write_pnm(env.path("c.pgm"), "P5", w, h, 255, px[c::3])
         env.ok("--levels", "3", env.path("c.pgm"), env.path("c-out.pgm"))
         check(read_pnm(env.path("c-out.pgm"))[4] == out[c::3], "channel %d differs from dithering it alone" % c)
+    # levels per plane: each plane as with its own --levels; one value for
+    # all the same as --levels N
+    env.ok("--color", "per-channel", "--levels", "3,3,3", env.fixture("tiny.ppm"), env.path("rgb3.ppm"))
+    check(read_pnm(env.path("rgb3.ppm"))[4] == out, "--levels 3,3,3 differs from --levels 3")
+    env.ok("--color", "per-channel", "--levels", "4,3,2", env.fixture("tiny.ppm"), env.path("rgb432.ppm"))
+    planes = read_pnm(env.path("rgb432.ppm"))[4]
+    for c, levels in enumerate([4, 3, 2]):
+        write_pnm(env.path("c.pgm"), "P5", w, h, 255, px[c::3])
+        env.ok("--levels", str(levels), env.path("c.pgm"), env.path("c-out.pgm"))
+        check(read_pnm(env.path("c-out.pgm"))[4] == planes[c::3], "--levels 4,3,2: channel %d differs" % c)
+        check(len(set(planes[c::3])) <= levels, "--levels 4,3,2: channel %d has %d values" % (c, len(set(planes[c::3]))))
     env.ok(env.fixture("tiny.ppm"), env.path("luma.pgm"))
     env.ok("--color", "luma", env.fixture("tiny.ppm"), env.path("luma2.pgm"))
     check(digest(env.path("luma.pgm")) == digest(env.path("luma2.pgm")), "luma is not the default")
@@ -443,6 +491,11 @@ def case_help(env):
                  "sequential", ".pbm", ".png"]:
         check(word in out, "--help does not mention %r" % word)
     check(max(len(line) for line in out.splitlines()) <= 100, "--help has over-long lines")
+    # every name of the library's lists, from the library
+    for key, names in library_choices(env.data).items():
+        for name in names:
+            check(re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(name), out), "--help does not name %s %r" % (key, name))
+    check("--levels N,N,N[,N]" in out, "--help does not describe levels per plane")
     rc, out, _ = env.run("--version")
     check(rc == 0 and re.fullmatch(r"halftone \d+\.\d+\.\d+\n", out), "--version: %r" % out)
 
