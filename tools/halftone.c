@@ -133,7 +133,8 @@ static void help_list(FILE *f, const char *option, const char *what, ht_list lis
 }
 
 /* The names of `list` whose entries pass `keep` (all for NULL), joined
- * with ", " into buf. */
+ * with ", " (the last with `last_sep` where not NULL: "a, b or c") into
+ * buf. */
 static void list_names(char *buf, size_t size, ht_list list, bool (*keep)(const ht_choice *), const char *last_sep)
 {
   int n = 0, kept = 0, total = 0;
