@@ -12,9 +12,10 @@
  * Filters stay data: the kernel is written once for a rectangular
  * footprint (left, right, down) with the weights as a dense box (a
  * missing tap has weight 0, and ht_fx_term(e, 0) == 0, so it adds
- * nothing). It is instantiated for the footprints of the built-in
- * filters, where GCC unrolls it and keeps the window in registers, and
- * once for the largest footprint (4, 4, 3), which takes any filter. */
+ * nothing). It is instantiated for the footprints of footprint.h: the
+ * built-in filters', where GCC unrolls it and keeps the window in
+ * registers, and the largest one, which takes any filter. */
+#include "footprint.h"
 #include "impl.h"
 #include "levels.h"
 
@@ -130,24 +131,17 @@ HT_AI ht_status ec_rc_rows(const int L, const int R, const int D, const bool bin
   return HT_OK;
 }
 
-#define INSTANCE(L, R, D)                                                     \
-  static ht_status run_##L##R##D##_b(ecrc *c) { return ec_rc_rows(L, R, D, true, c); }  \
+/* one instance per footprint (footprint.h), binary and multi-level */
+#define INSTANCE(L, R, D) \
+  static ht_status run_##L##R##D##_b(ecrc *c) { return ec_rc_rows(L, R, D, true, c); } \
   static ht_status run_##L##R##D##_m(ecrc *c) { return ec_rc_rows(L, R, D, false, c); }
-/* footprints of the built-in filters, cheapest first, then the catch-all */
-INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite        */
-INSTANCE(2, 2, 1) /* Burkes, Sierra-2                    */
-INSTANCE(1, 2, 2) /* Atkinson                            */
-INSTANCE(2, 2, 2) /* Jarvis-Judice-Ninke, Stucki, Sierra-3 */
-INSTANCE(4, 4, 3) /* any filter                          */
+HT_FOOTPRINTS(INSTANCE)
+#undef INSTANCE
 
-static const struct {
-  int l, r, d;
-  ht_status (*bin)(ecrc *);
-  ht_status (*multi)(ecrc *);
-} instances[] = {
-  { 1, 1, 1, run_111_b, run_111_m }, { 2, 2, 1, run_221_b, run_221_m },
-  { 1, 2, 2, run_122_b, run_122_m }, { 2, 2, 2, run_222_b, run_222_m },
-  { 4, 4, 3, run_443_b, run_443_m },
+static ht_status (*const instances[HT_FOOTPRINT_COUNT][2])(ecrc *) = {
+#define ROW(L, R, D) { run_##L##R##D##_m, run_##L##R##D##_b },
+  HT_FOOTPRINTS(ROW)
+#undef ROW
 };
 
 ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows)
@@ -170,11 +164,7 @@ ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows)
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
-  size_t i = 0;
-  while (i + 1 < sizeof instances / sizeof instances[0] &&
-         (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
-    i++;
-  s = c.levels == 2 ? instances[i].bin(&c) : instances[i].multi(&c);
+  s = instances[ht_footprint_of(f).index][c.levels == 2](&c);
 out:
   free(c.in);
   free(c.lv);

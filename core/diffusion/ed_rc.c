@@ -11,10 +11,11 @@
  *
  * Filters stay data: one kernel for a rectangular footprint with a dense
  * weight box (a missing tap has weight 0 and ht_fx_term(e, 0) == 0),
- * instantiated for the built-in footprints and for the largest one. The
- * error sums in the columns outside the image (the pads) are dropped:
- * they flow only into other pad columns and are cleared with the row,
- * which is the "error leaving the image is dropped" rule. */
+ * instantiated for the footprints of footprint.h. The error sums in the
+ * columns outside the image (the pads) are dropped: they flow only into
+ * other pad columns and are cleared with the row, which is the "error
+ * leaving the image is dropped" rule. */
+#include "footprint.h"
 #include "impl.h"
 #include "levels.h"
 
@@ -127,24 +128,17 @@ HT_AI ht_status ed_rc_rows(const int L, const int R, const int D, const bool bin
   return HT_OK;
 }
 
-#define INSTANCE(L, R, D)                                                     \
-  static ht_status run_##L##R##D##_b(edrc *c) { return ed_rc_rows(L, R, D, true, c); }  \
+/* one instance per footprint (footprint.h), binary and multi-level */
+#define INSTANCE(L, R, D) \
+  static ht_status run_##L##R##D##_b(edrc *c) { return ed_rc_rows(L, R, D, true, c); } \
   static ht_status run_##L##R##D##_m(edrc *c) { return ed_rc_rows(L, R, D, false, c); }
-/* footprints of the built-in filters, cheapest first, then the catch-all */
-INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite          */
-INSTANCE(2, 2, 1) /* Burkes, Sierra-2                      */
-INSTANCE(1, 2, 2) /* Atkinson                              */
-INSTANCE(2, 2, 2) /* Jarvis-Judice-Ninke, Stucki, Sierra-3 */
-INSTANCE(4, 4, 3) /* any filter                            */
+HT_FOOTPRINTS(INSTANCE)
+#undef INSTANCE
 
-static const struct {
-  int l, r, d;
-  ht_status (*bin)(edrc *);
-  ht_status (*multi)(edrc *);
-} instances[] = {
-  { 1, 1, 1, run_111_b, run_111_m }, { 2, 2, 1, run_221_b, run_221_m },
-  { 1, 2, 2, run_122_b, run_122_m }, { 2, 2, 2, run_222_b, run_222_m },
-  { 4, 4, 3, run_443_b, run_443_m },
+static ht_status (*const instances[HT_FOOTPRINT_COUNT][2])(edrc *) = {
+#define ROW(L, R, D) { run_##L##R##D##_m, run_##L##R##D##_b },
+  HT_FOOTPRINTS(ROW)
+#undef ROW
 };
 
 ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows)
@@ -167,11 +161,7 @@ ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows)
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
-  size_t i = 0;
-  while (i + 1 < sizeof instances / sizeof instances[0] &&
-         (f->reach_left > instances[i].l || f->reach_right > instances[i].r || f->reach_down > instances[i].d))
-    i++;
-  s = c.levels == 2 ? instances[i].bin(&c) : instances[i].multi(&c);
+  s = instances[ht_footprint_of(f).index][c.levels == 2](&c);
 out:
   free(c.in);
   free(c.lv);

@@ -38,6 +38,7 @@
  * rows -- which is done; the diagonal kernel checks that band b + 1 is
  * done before it starts band b + ring. In all O(3 * ring * width +
  * T * G * 1024) values, never O(pixels). */
+#include "footprint.h"
 #include "wavefront.h"
 
 #include <stdio.h>
@@ -187,17 +188,12 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     T = (int)nbands; /* a thread without a band would only wait */
   if (T > in_flight)
     T = in_flight > 1 ? (int)in_flight : 1;
-  size_t inst = 0; /* the parallelogram kernel's footprint, whose L sets the skew */
-  static const int lefts[] = { 1, 2, 1, 2, 4 }, rights[] = { 1, 2, 2, 2, 4 }, downs[] = { 1, 1, 2, 2, 3 };
-  while (inst + 1 < sizeof lefts / sizeof lefts[0] &&
-         (f->reach_left > lefts[inst] || f->reach_right > rights[inst] || f->reach_down > downs[inst]))
-    inst++;
   /* Row stride: the data and its pads, plus a skew. In a step, row j
    * works C + L columns left of row j - 1, L1 sets repeat every 4096
    * bytes, and S = a multiple of 1024 values would put every row's chunk
    * in the same few sets; S = C + L + 48 (mod 1024) puts consecutive rows
    * 192 bytes (three lines) apart in the cache instead. */
-  const size_t skew = (size_t)(C + lefts[inst] + 48);
+  const size_t skew = (size_t)(C + ht_footprint_of(f).left + 48);
   W.S = (((size_t)W.nchunks * C + 2 * PAD + 1023 - skew) & ~(size_t)1023) + skew;
   W.levels = job->levels;
   for (int t = 0; t < f->ntaps; t++)

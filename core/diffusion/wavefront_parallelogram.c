@@ -31,6 +31,7 @@
  *    next band reads, are whole rows, in the ring of sets (wavefront.c).
  * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
  * output equals ed.c bit for bit whatever the order. */
+#include "footprint.h"
 #include "wavefront.h"
 
 #include <stdlib.h>
@@ -324,49 +325,32 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
   return true;
 }
 
-/* Instances: the footprints of the built-in filters and the largest one
- * (any filter), binary and multi-level; on x86 also compiled for AVX2,
- * picked at run time when the CPU has it. */
+/* Instances: one per footprint (footprint.h), binary and multi-level;
+ * on x86 also compiled for AVX2, picked at run time when the CPU has it. */
+#define INSTANCE_FOR(L, R, D, binary, suffix, attr) \
+  attr static bool band_##L##R##D##suffix(wf *W, int me, const band *B) { return run_band(L, R, D, binary, W, me, B); }
 #if WF_AVX2
-#define AVX2_INSTANCE(L, R, D)                                                                     \
-  __attribute__((target("avx2"))) static bool band_##L##R##D##_b_avx2(wf *W, int me, const band *B)      \
-  {                                                                                                \
-    return run_band(L, R, D, true, W, me, B);                                                      \
-  }                                                                                                \
-  __attribute__((target("avx2"))) static bool band_##L##R##D##_m_avx2(wf *W, int me, const band *B)      \
-  {                                                                                                \
-    return run_band(L, R, D, false, W, me, B);                                                     \
-  }
+#define AVX2_INSTANCE(L, R, D)                                              \
+  INSTANCE_FOR(L, R, D, true, _b_avx2, __attribute__((target("avx2"))))     \
+  INSTANCE_FOR(L, R, D, false, _m_avx2, __attribute__((target("avx2"))))
 #define AVX2_FNS(L, R, D) { band_##L##R##D##_m_avx2, band_##L##R##D##_b_avx2 }
 #else
 #define AVX2_INSTANCE(L, R, D)
 #define AVX2_FNS(L, R, D) { band_##L##R##D##_m, band_##L##R##D##_b }
 #endif
-#define INSTANCE(L, R, D)                                                                       \
-  static bool band_##L##R##D##_b(wf *W, int me, const band *B) { return run_band(L, R, D, true, W, me, B); }  \
-  static bool band_##L##R##D##_m(wf *W, int me, const band *B) { return run_band(L, R, D, false, W, me, B); } \
+#define INSTANCE(L, R, D)                    \
+  INSTANCE_FOR(L, R, D, true, _b, )          \
+  INSTANCE_FOR(L, R, D, false, _m, )         \
   AVX2_INSTANCE(L, R, D)
-INSTANCE(1, 1, 1) /* Floyd-Steinberg, Sierra Lite          */
-INSTANCE(2, 2, 1) /* Burkes, Sierra-2                      */
-INSTANCE(1, 2, 2) /* Atkinson                              */
-INSTANCE(2, 2, 2) /* Jarvis-Judice-Ninke, Stucki, Sierra-3 */
-INSTANCE(4, 4, 3) /* any filter                            */
+HT_FOOTPRINTS(INSTANCE)
 
-static const struct {
-  int l, r, d;
-  band_fn fn[2][2]; /* [avx2][binary] */
-} instances[] = {
-#define ROW(L, R, D) { L, R, D, { { band_##L##R##D##_m, band_##L##R##D##_b }, AVX2_FNS(L, R, D) } }
-  ROW(1, 1, 1), ROW(2, 2, 1), ROW(1, 2, 2), ROW(2, 2, 2), ROW(4, 4, 3),
+static const band_fn instances[HT_FOOTPRINT_COUNT][2][2] = { /* [footprint][avx2][binary] */
+#define ROW(L, R, D) { { band_##L##R##D##_m, band_##L##R##D##_b }, AVX2_FNS(L, R, D) },
+  HT_FOOTPRINTS(ROW)
 #undef ROW
 };
 
 band_fn ht_wf_parallelogram(const ht_filter *f, bool avx2, bool binary)
 {
-  size_t inst = 0;
-  while (inst + 1 < sizeof instances / sizeof instances[0] &&
-         (f->reach_left > instances[inst].l || f->reach_right > instances[inst].r ||
-          f->reach_down > instances[inst].d))
-    inst++;
-  return instances[inst].fn[avx2][binary];
+  return instances[ht_footprint_of(f).index][avx2][binary];
 }
