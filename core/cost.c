@@ -1,6 +1,6 @@
 /* The cost model of backend auto: the GPU only where it is expected to be
  * faster. Its three costs were measured on the 16-vCPU H100 host
- * (BENCHMARKS.md, the GPU table):
+ * (BENCHMARKS.md, "Backend auto: what opening the GPU costs"):
  *  - opening the GPU (module, device context, streams), once per
  *    context: HT_AUTO_GPU_OPEN_MS, default 300 (a whole `halftone
  *    --backend cuda` run of a 1024² image takes 0.36-0.39 s, against

@@ -1,9 +1,10 @@
 /* Worker threads that a context keeps from one run to the next.
  *
  * The wavefront starts up to 15 helper threads per run. Creating them
- * each time cost 0.3-2 ms on the 16-vCPU GPU host, 1-6% of a 16K run
- * and more of a small one (BENCHMARKS.md, tenth session); a context that
- * runs many images (a preview, a batch) pays that once. Idle workers
+ * each time costs 0.3-2 ms on the 16-vCPU GPU host, 1-6% of a 16K run
+ * and more of a small one (BENCHMARKS.md, "What bounds us on 16
+ * vCPUs"); a context that runs many images (a preview, a batch) pays
+ * that once. Idle workers
  * sleep on a condition variable: they take no CPU between runs. */
 #include "pool.h"
 

@@ -99,7 +99,7 @@ typedef struct ht_cuda_module_api {
   void (*close)(void *dev);
   int (*info)(void *dev, ht_cuda_info *out);
   /* Halftones one plane with `levels` (2..256) levels; exact (equal to
-   * core/ed.c). Refuses (HT_CUDA_ERR_UNSUPPORTED) filters whose taps,
+   * core/diffusion/ed.c). Refuses (HT_CUDA_ERR_UNSUPPORTED) filters whose taps,
    * reach or delay are out of core/halftone.h's range. */
   int (*run)(void *dev, int variant, const ht_filter *f, int levels, const ht_cuda_io *io,
              char *msg, size_t msg_size);

@@ -34,7 +34,7 @@ typedef enum {
  * level indices 0..levels-1, pitch in bytes. Synchronous on `stream`;
  * allocates and frees its own scratch; returns the first CUDA error
  * (cudaErrorInvalidValue for arguments it cannot run). Exactly equal to
- * core/ed.c. */
+ * core/diffusion/ed.c. */
 cudaError_t ht_gpu_paper_run(ht_gpu_paper_variant v, const void *d_in, int in_bits, size_t in_pitch,
                              unsigned char *d_out, size_t out_pitch, int width, int height,
                              const ht_filter *f, int levels, cudaStream_t stream);

@@ -148,7 +148,7 @@ __device__ __forceinline__ int32_t ht_paper_load(const unsigned char *in, int bi
   return bits == 8 ? ht_fx_from_u8(row[x]) : (int32_t)((const uint16_t *)row)[x];
 }
 
-/* The level index of value v, as core/ed.c chooses it. */
+/* The level index of value v, as core/diffusion/ed.c chooses it. */
 __device__ __forceinline__ int32_t ht_paper_quantize(int32_t v, int levels)
 {
   return levels == 2 ? ht_fx_binary(v) : ht_fx_quantize(v, levels);

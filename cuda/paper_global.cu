@@ -10,7 +10,7 @@
  * Every form works on one int32 array `a` of HT_FX values, as the paper
  * does: diffusion adds each term (ht_fx_term) to its target, collection
  * replaces a processed pixel by its error and gathers the same terms, so
- * both equal core/ed.c bit for bit. */
+ * both equal core/diffusion/ed.c bit for bit. */
 #include "paper_common.cuh"
 
 #include <limits.h>

@@ -2,7 +2,7 @@
  * ours). Floyd-Steinberg, binary, 8-bit input, square images 1K..16K:
  *  - kernel times of the paper's twelve variants (cuda/paper_*.cu) and of
  *    gpu-fast, device events, median of --reps runs, every output checked
- *    against the CPU reference (core/ed.c);
+ *    against the CPU reference (core/diffusion/ed.c);
  *  - the dependency-chain floor: one band's time per step (a latency
  *    probe) times the steps of the longest chain, W + K*H;
  *  - host <-> device transfers of n bytes (pinned);
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
   fprintf(o, "Floyd-Steinberg, binary output, 8-bit input (a smooth ramp with noise), square images; "
              "milliseconds, median of %d runs (%d for the global-memory rows at 8K and up); "
              "each cell is **ours** / the paper's GeForce GTX 780 Ti (Table V). "
-             "Every GPU output was compared with the CPU reference (core/ed.c): %d of %d equal.\n\n",
+             "Every GPU output was compared with the CPU reference (core/diffusion/ed.c): %d of %d equal.\n\n",
           reps, (reps + 1) / 2, compared - mismatches, compared);
   fprintf(o, "| Table V row |");
   for (int si = 0; si < nsizes; si++)

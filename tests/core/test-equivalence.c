@@ -1,7 +1,7 @@
 /* ED = EC = ED-RC = EC-RC = wavefront (1..8 threads and more threads than
  * rows), bit for bit, for every built-in filter and custom ones, levels
  * 2, 3, 16 (and 256 once), on random images, awkward shapes and a real
- * photograph. core/ed.c is the ground truth (its own correctness is
+ * photograph. core/diffusion/ed.c is the ground truth (its own correctness is
  * checked against an independent loop in test-reference.c).
  *
  * Built a second time against the library whose wavefront gives its
@@ -14,7 +14,7 @@
 
 #ifdef HT_WF_HEIGHT_TEST
 #include <stdatomic.h>
-extern _Atomic long long ht_wf_test_other_heights; /* core/wavefront.c, test builds */
+extern _Atomic long long ht_wf_test_other_heights; /* core/diffusion/wavefront.c, test builds */
 extern _Atomic long long ht_wf_test_moves;
 extern _Atomic long long ht_wf_test_overruns;
 #endif

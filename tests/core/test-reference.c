@@ -192,7 +192,7 @@ static void run_tone(ht_context *ctx)
 
 /* One size: a small one, and one wide enough that the wavefront's
  * diagonal kernel reads most of an 8-bit image's blocks as bytes itself
- * (core/wavefront.c), on two threads where the machine has two cores. */
+ * (core/diffusion/wavefront.c), on two threads where the machine has two cores. */
 static void run_formats_size(ht_context *ctx, int64_t w, int64_t h)
 {
   uint16_t *noise = random_plane(w, h, 31337);

@@ -1,6 +1,6 @@
 /* Self-test and timing of the paper's twelve GPU variants (Table V (2)-(4)),
  * standalone (no libhalftone): every variant against a CPU reference
- * that is core/ed.c's loop written again over core/fixed.h, for built-in
+ * that is core/diffusion/ed.c's loop written again over core/fixed.h, for built-in
  * and random filters, 2..256 levels, 8- and 16-bit input with padded
  * pitches, and shapes from 1x1 to very wide and very tall; then kernel
  * times for Floyd-Steinberg on 1K..16K squares, each also checked.
@@ -181,7 +181,7 @@ static test_filter random_filter(int idx)
 
 /* ------------------------------------------------------------ reference */
 
-/* core/ed.c (raster scan) over HT_FX input */
+/* core/diffusion/ed.c (raster scan) over HT_FX input */
 static void reference(const int32_t *in, int W, int H, const ht_filter *f, int levels,
                       uint8_t *out)
 {

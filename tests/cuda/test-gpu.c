@@ -1,4 +1,4 @@
-/* Every GPU variant against the CPU reference (core/ed.c, variant ed),
+/* Every GPU variant against the CPU reference (core/diffusion/ed.c, variant ed),
  * bit for bit. Exits 77 when no GPU is usable.
  *   test-gpu PHOTO.pgm PART
  * PART: variants | filters | shapes | paths | stripes | errors | carry */
