@@ -38,23 +38,13 @@
  * rows -- which is done; the diagonal kernel checks that band b + 1 is
  * done before it starts band b + ring. In all O(3 * ring * width +
  * T * G * 1024) values, never O(pixels). */
-#include "footprint.h"
-#include "wavefront.h"
-
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 
-static bool cpu_has_avx2(void)
-{
-#if WF_AVX2 && !defined(HT_WF_NO_AVX2) /* -DHT_WF_NO_AVX2: test the SSE2 path */
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
-#else
-  return false;
-#endif
-}
+#include "footprint.h"
+#include "wavefront.h"
 
 /* ------------------------------------------------------------ threads */
 
@@ -84,28 +74,22 @@ static void work(wf *W, int me)
     ht_wf_diagonal_work(W, me);
     return;
   }
-#ifdef HT_WF_STATS
-  const int64_t t_start = ht_now_ns();
-  W->st[me].cpu0 = sched_getcpu();
-#endif
+  const int64_t t_start = wf_stat_clock();
+  WF_STAT_SET(W, me, cpu0, sched_getcpu());
   W->pace[me].t_mark = ht_now_ns();
   band B;
   while (!ht_job_cancelled(W->job) && ht_wf_ticket_take(W, ht_wf_band_rows(W, me), NULL, &B)) {
     if (!W->band(W, me, &B))
       break;
-#ifdef HT_WF_STATS
-    W->st[me].bands++;
-    W->st[me].rows += B.g;
-#endif
+    WF_STAT(W, me, bands, 1);
+    WF_STAT(W, me, rows, B.g);
     /* only the calling thread reports progress (and may cancel); bands
      * finish in order, so every row above this band's end is done */
     if (me == 0 && !ht_job_tick(W->job, B.y0 + B.g, W->h))
       break;
   }
-#ifdef HT_WF_STATS
-  W->st[me].run_ns = ht_now_ns() - t_start;
-  W->st[me].cpu1 = sched_getcpu();
-#endif
+  WF_STAT_SET(W, me, run_ns, ht_now_ns() - t_start);
+  WF_STAT_SET(W, me, cpu1, sched_getcpu());
 }
 
 /* A helper: once T is final, thread k works, if it is one of them. */
@@ -125,12 +109,34 @@ static void *worker_main(void *arg)
   return NULL;
 }
 
+/* Bench builds (HT_WF_STATS): where each thread's time went. */
+static void stats_threads(const wf *W)
+{
+  fprintf(stderr, "wavefront: %d threads, %lld bands\n", W->T, (long long)(atomic_load(&W->ticket) >> 33));
+  for (int t = 0; t < W->T; t++) {
+    const wf_stats *s = &W->st[t];
+    fprintf(stderr,
+            "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, "
+            "blocked %6.2f ms in %4lld, pace %u, %lld steps/switches, sched %.2f ms, %lld blocks of %.0f\n",
+            t, s->cpu0, s->cpu1, (long long)s->bands, (long long)s->rows, (double)s->run_ns / 1e6,
+            (double)s->wait_ns / 1e6, (long long)s->waits, (double)s->block_ns / 1e6, (long long)s->blocks,
+            atomic_load(&W->pace[t].ns16), (long long)s->steps, (double)s->sched_ns / 1e6, (long long)s->nblk,
+            s->nblk ? (double)s->iters / (double)s->nblk : 0.0);
+  }
+}
+
+/* The same for the whole run: t = entry, threads started, go, thread 0
+ * done, joined; clean-up until now. */
+static void stats_times(const int64_t t[5])
+{
+  fprintf(stderr, "wavefront: set-up %.2f ms (threads %.2f), thread 0 %.2f ms, joins %.2f ms, clean-up %.2f ms\n",
+          (double)(t[2] - t[0]) / 1e6, (double)(t[2] - t[1]) / 1e6, (double)(t[3] - t[2]) / 1e6,
+          (double)(t[4] - t[3]) / 1e6, (double)(ht_now_ns() - t[4]) / 1e6);
+}
+
 ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
 {
-#ifdef HT_WF_STATS
-  const int64_t t_enter = ht_now_ns();
-  int64_t t_alloc = 0, t_go = 0, t_work = 0, t_joined = 0;
-#endif
+  int64_t tm[5] = { wf_stat_clock(), 0, 0, 0, 0 }; /* bench builds: stats_times */
   const ht_filter *f = &job->filter;
   wf W;
   memset(&W, 0, sizeof W);
@@ -150,9 +156,8 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
    * threads, 0.92 against 1.16 ms with 4 rows; 8K, 16 threads on the GPU
    * host, 16.1-17.9 against 20.8-21.0 ms). The slower threads take
    * bands of down to bg / 2 rows (ht_wf_band_rows). */
-#if WF_AVX2 && !defined(HT_WF_NO_DIAG) /* -DHT_WF_NO_DIAG: test the parallelogram */
-  W.diag = job->levels == 2 && f->reach_left <= 1 && f->reach_right <= 1 && f->reach_down <= 1 && cpu_has_avx2();
-#endif
+  W.diag = WF_DIAG && job->levels == 2 && f->reach_left <= 1 && f->reach_right <= 1 && f->reach_down <= 1 &&
+           wf_cpu_has_avx2();
   int64_t in_flight;
   if (W.diag) {
     /* The same for the diagonal kernel, whose next band starts about
@@ -167,11 +172,9 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
      * about 2^18 pixels a thread that share no longer pays for them (1K²
      * on the 16-vCPU GPU host, best of 3 rounds: 0.77 ms on 4 threads,
      * 0.91 on 8, 1.13 on 16; BENCHMARKS.md, ninth session). */
-#ifndef HT_WF_HEIGHT_TEST /* test builds: many threads on small images too */
     const int64_t share = W.w * W.h >> 18;
-    if (in_flight > share)
+    if (!WF_TEST && in_flight > share) /* test builds: many threads on small images too */
       in_flight = share;
-#endif
   } else {
     W.bg = G;
     while (W.bg > BG_MIN && (int64_t)T * (W.bg + 1) * C > W.w)
@@ -267,7 +270,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
-  W.band = ht_wf_parallelogram(f, cpu_has_avx2(), W.levels == 2); /* unused with W.diag: see work() */
+  W.band = ht_wf_parallelogram(f, wf_cpu_has_avx2(), W.levels == 2); /* unused with W.diag: see work() */
 
   /* Start the helpers; if one cannot be created, run with those that
    * were (the band assignment is fixed only once `go` is set). */
@@ -285,9 +288,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   atomic_init(&W.go, 0);
   atomic_init(&W.ticket, 0);
   int started = 1;
-#ifdef HT_WF_STATS
-  t_alloc = ht_now_ns();
-#endif
+  tm[1] = wf_stat_clock();
   if (job->pool) /* the context's threads, kept from its last run */
     started += ht_pool_start(job->pool, T - 1, helper, &W);
   else
@@ -300,34 +301,20 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     }
   W.T = started;
   W.stall_ns = started <= ht_online_cores() ? STALL_NS_CORES : STALL_NS;
-#ifdef HT_WF_STATS
-  t_go = ht_now_ns();
-#endif
+  tm[2] = wf_stat_clock();
   atomic_store_explicit(&W.go, 1, memory_order_release);
   work(&W, 0);
-#ifdef HT_WF_STATS
-  t_work = ht_now_ns();
-#endif
+  tm[3] = wf_stat_clock();
   if (job->pool)
     ht_pool_wait(job->pool);
   else
     for (int t = 1; t < started; t++)
       pthread_join(workers[t].tid, NULL);
-#ifdef HT_WF_STATS
-  t_joined = ht_now_ns();
-#endif
+  tm[4] = wf_stat_clock();
   if (ht_job_cancelled(job))
     st = HT_ERR_CANCELLED;
-#ifdef HT_WF_STATS /* bench builds: where each thread's time went */
-  fprintf(stderr, "wavefront: %d threads, %lld bands\n", W.T, (long long)(atomic_load(&W.ticket) >> 33));
-  for (int t = 0; t < W.T; t++)
-    fprintf(stderr, "  thread %2d cpu %2d-%2d: %4lld bands %5lld rows, run %7.2f ms, waiting %7.2f ms in %6lld waits, blocked %6.2f ms in %4lld, pace %u, %lld steps/switches, sched %.2f ms, %lld blocks of %.0f\n",
-            t, W.st[t].cpu0, W.st[t].cpu1, (long long)W.st[t].bands, (long long)W.st[t].rows, (double)W.st[t].run_ns / 1e6,
-            (double)W.st[t].wait_ns / 1e6, (long long)W.st[t].waits, (double)W.st[t].block_ns / 1e6,
-            (long long)W.st[t].blocks, atomic_load(&W.pace[t].ns16), (long long)W.st[t].steps,
-            (double)W.st[t].sched_ns / 1e6, (long long)W.st[t].nblk,
-            W.st[t].nblk ? (double)W.st[t].iters / (double)W.st[t].nblk : 0.0);
-#endif
+  if (WF_STATS)
+    stats_threads(&W);
 out:
   if (idle_ok) {
     pthread_mutex_destroy(&W.idle_lock);
@@ -341,10 +328,7 @@ out:
   free(W.zero);
   free(workers);
   ht_level_table_free(&W.lt);
-#ifdef HT_WF_STATS
-  fprintf(stderr, "wavefront: set-up %.2f ms (threads %.2f), thread 0 %.2f ms, joins %.2f ms, clean-up %.2f ms\n",
-          (double)(t_go - t_enter) / 1e6, (double)(t_go - t_alloc) / 1e6, (double)(t_work - t_go) / 1e6, (double)(t_joined - t_work) / 1e6,
-          (double)(ht_now_ns() - t_joined) / 1e6);
-#endif
+  if (WF_STATS && tm[4])
+    stats_times(tm);
   return st;
 }

@@ -12,108 +12,24 @@
 #ifndef HT_WAVEFRONT_H
 #define HT_WAVEFRONT_H
 
-#include "impl.h"
-#include "levels.h"
-
 #include <pthread.h>
 
+#include "impl.h"
+#include "levels.h"
+#include "tuning.h"
+
 #define HT_AI static inline __attribute__((always_inline))
-/* The HT_WF_* knobs may be set with -D for experiments (bench builds);
- * the defaults are the measured best. */
-#ifndef HT_WF_G
-#define HT_WF_G 16
-#endif
-#ifndef HT_WF_C
-#define HT_WF_C 32
-#endif
-#ifndef HT_WF_SHIFT
-#define HT_WF_SHIFT 0 /* 0: the filter's reach L */
-#endif
-#ifndef HT_WF_PUB
-#define HT_WF_PUB 2
-#endif
-#ifndef HT_WF_SLACK
-#define HT_WF_SLACK 2
-#endif
-#define G HT_WF_G         /* most rows per band (>= HT_FILTER_MAX_DOWN + 1)     */
-#define C HT_WF_C         /* columns per chunk (> the filter's width)           */
-#define PAD 8             /* zero columns left and right of an error row (>= 4) */
-#define PUB HT_WF_PUB     /* steps between two publications of a band's progress */
-#define SLACK HT_WF_SLACK /* extra steps a waiting band lets its predecessor run */
-#ifndef HT_WF_STALL_NS
-#define HT_WF_STALL_NS 50000
-#endif
-#ifndef HT_WF_STALL_NS_CORES
-#define HT_WF_STALL_NS_CORES 1000000
-#endif
-#ifndef HT_WF_POLL_NS
-#define HT_WF_POLL_NS 2000000
-#endif
-#define STALL_NS HT_WF_STALL_NS /* no sign of life above this long: a waiter blocks */
-#define STALL_NS_CORES HT_WF_STALL_NS_CORES /* the same, with no more threads than cores */
-#define POLL_NS HT_WF_POLL_NS   /* a waiter blocks after this long in any case     */
-#ifndef HT_WF_PACE_UNITS
-#define HT_WF_PACE_UNITS 4096
-#endif
-/* row-chunks between two pace samples: about 0.4 ms, so that a pace is
- * a core's lasting speed, not a hiccup */
-#define PACE_UNITS HT_WF_PACE_UNITS
+#define PAD 8 /* zero columns left and right of an error row (>= 4) */
 #define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
 #define MAX_THREADS 1024
-
-#define BG_MIN 4  /* fewest rows per band but the last                    */
+#define BG_MIN 4  /* fewest rows per parallelogram band but the last */
+#define DPUB 32   /* diagonal iterations between two publications of progress */
 _Static_assert(BG_MIN > HT_FILTER_MAX_DOWN, "a band must cover the filter's rows");
 _Static_assert(G < 256, "the ticket holds a band's height in 8 bits");
 _Static_assert(C > HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1, "a chunk must exceed the delay");
-
-#ifndef HT_WF_DG
-#define HT_WF_DG 32
-#endif
-#define DG HT_WF_DG /* most rows per diagonal band: DG / 8 vectors        */
-#ifndef HT_WF_DK
-#ifdef HT_WF_HEIGHT_TEST /* tests: many blocks and bands in flight, small images too */
-#define HT_WF_DK 32
-#else
-#define HT_WF_DK 256
-#endif
-#endif
-#define DK HT_WF_DK /* iterations per block                               */
-#define DPUB 32     /* iterations between two publications of progress    */
-#ifndef HT_WF_DRING
-#define HT_WF_DRING 4
-#endif
-#define DRING HT_WF_DRING /* bands in flight per thread, at most, in halves */
-#ifndef HT_WF_DMIN
-#ifdef HT_WF_HEIGHT_TEST
-#define HT_WF_DMIN 8
-#else
-#define HT_WF_DMIN 32
-#endif
-#endif
-#define DMIN HT_WF_DMIN /* shortest block but a band's last: fewer to go, a thread
-                         * does another band meanwhile                   */
 _Static_assert(DG % 8 == 0 && DG >= 8 && DG <= 64, "DG: a multiple of 8 up to 64");
 _Static_assert(DK % DPUB == 0 && DK % 8 == 0, "a block holds whole publication spans");
 _Static_assert(DMIN % 8 == 0 && DMIN >= 8 && DMIN <= DK, "DMIN: whole vectors, at most a block");
-
-/* x86 with GCC or clang: the AVX2 instances and the diagonal kernel are
- * compiled, and picked at run time where the CPU has AVX2. */
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define WF_AVX2 1
-#else
-#define WF_AVX2 0
-#endif
-
-#ifdef HT_WF_HEIGHT_TEST
-/* Test builds only: bands taken of other than bg rows, so that the
- * test can tell that heights varied; diagonal bands that went on in
- * another thread than their last block; and diagonal blocks that
- * started before the band above had done every column they read (never,
- * or the output is a matter of luck). */
-extern _Atomic long long ht_wf_test_other_heights;
-extern _Atomic long long ht_wf_test_moves;
-extern _Atomic long long ht_wf_test_overruns;
-#endif
 
 /* A band's progress: the steps (chunk steps, or columns of its last
  * row for the diagonal kernel) it has done, and how its waiters sleep. */
@@ -209,12 +125,7 @@ struct wf {
   void *tiles_mem;
   pace *pace;          /* T threads' paces                               */
   void *pace_mem;
-#ifdef HT_WF_STATS /* bench builds: where each thread's time went */
-  struct {
-    _Alignas(64) int64_t bands, rows, steps, waits, blocks, wait_ns, block_ns, run_ns, sched_ns, nblk, iters;
-    int cpu0, cpu1;
-  } st[MAX_THREADS];
-#endif
+  wf_stats st[WF_STATS ? MAX_THREADS : 1]; /* bench builds: where each thread's time went */
   progress *prog;      /* ring slots, slot = band mod ring               */
   void *prog_mem;
   band_fn band;
@@ -304,7 +215,7 @@ void ht_wf_diagonal_work(wf *W, int me);
 bool ht_wf_diagonal_alloc(wf *W, int T);
 bool ht_wf_diagonal_block(wf *W, dband *S, dtile *d, bool resume, int n);
 #else
-/* never called: W->diag stays false */
+/* never called: W->diag stays false where the kernel is not compiled */
 static inline void ht_wf_diagonal_work(wf *W, int me) { (void)W, (void)me; }
 static inline bool ht_wf_diagonal_alloc(wf *W, int T) { (void)W, (void)T; return false; }
 #endif

@@ -26,11 +26,14 @@
  * row j's input for the block is loaded into in[j], turned into one
  * vector of lanes per iteration by 8 x 8 transposes, and the
  * per-iteration threshold masks are turned back into rows the same way. */
+#include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "wavefront.h"
 
 #if WF_AVX2
-#include <immintrin.h>
-#include <string.h>
 
 #define DAVX2 __attribute__((target("avx2")))
 
@@ -117,11 +120,11 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
         memcpy(d->out[j], S->pend[j], 8);
   }
   const int n8 = (n + 7) & ~7; /* n is a multiple of 8 but in the last block */
-#ifdef HT_WF_HEIGHT_TEST /* iteration i reads column i + 1 of the band above */
-  if (b > 0 && atomic_load(&W->prog[(b - 1) % W->ring].v) <
-                   (((uint64_t)(b - 1) << 32) | (uint64_t)(i0 + n + 1 < w ? i0 + n + 1 : w)))
-    atomic_fetch_add_explicit(&ht_wf_test_overruns, 1, memory_order_relaxed);
-#endif
+  /* tests: iteration i reads column i + 1 of the band above */
+  if (WF_TEST && b > 0 &&
+      atomic_load(&W->prog[(b - 1) % W->ring].v) <
+          (((uint64_t)(b - 1) << 32) | (uint64_t)(i0 + n + 1 < w ? i0 + n + 1 : w)))
+    WF_TEST_COUNT(overruns);
   /* input: row j's columns i0 - 2j .. i0 - 2j + n8 - 1, zeros outside.
    * An 8-bit gray image (the CLI's usual input), in a block that lies
    * inside it, is read here as bytes (ht_fx_from_u8: v * 257); anything

@@ -18,12 +18,13 @@
  * No thread ever waits inside a block, and the highest unfinished band
  * can always go on, so some thread always can: there is no deadlock
  * however the bands are parked. */
-#include "wavefront.h"
-
-#if WF_AVX2
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "wavefront.h"
+
+#if WF_AVX2
 
 bool ht_wf_diagonal_alloc(wf *W, int T)
 {
@@ -167,10 +168,8 @@ static dband *dtake(wf *W, int me)
 
 void ht_wf_diagonal_work(wf *W, int me)
 {
-#ifdef HT_WF_STATS
-  const int64_t t_start = ht_now_ns();
-  W->st[me].cpu0 = sched_getcpu();
-#endif
+  const int64_t t_start = wf_stat_clock();
+  WF_STAT_SET(W, me, cpu0, sched_getcpu());
   dtile *const d = W->dtiles + me;
   dband *cur = NULL;
   const dband *ran = NULL; /* the band whose output d holds */
@@ -187,55 +186,39 @@ void ht_wf_diagonal_work(wf *W, int me)
       if (r > ticked && !ht_job_tick(W->job, ticked = r, W->h))
         break;
     }
-#ifdef HT_WF_STATS
-    const int64_t t_sched = ht_now_ns();
-#endif
+    const int64_t t_sched = wf_stat_clock();
     int64_t n = cur ? dspan(W, cur) : 0;
     bool own = n > 0;
-#ifdef HT_WF_HEIGHT_TEST /* tests: hand bands over that could go on, too */
-    if (own && ((uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u >> 61) == 0)
-      own = false;
-#endif
+    if (WF_TEST && own && ((uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u >> 61) == 0)
+      own = false; /* tests: hand bands over that could go on, too */
     dband *S = own ? cur : dclaim(W);
     if (!S)
       S = dtake(W, me);
     if (S && S != cur)
       n = dspan(W, S); /* > 0: it was ready, and the band above only moves on */
-#ifdef HT_WF_STATS
-    W->st[me].sched_ns += ht_now_ns() - t_sched;
-#endif
+    WF_STAT(W, me, sched_ns, ht_now_ns() - t_sched);
     if (S) {
       if (idle) {
         idle = false;
         atomic_fetch_sub(&W->idlers, 1);
-#ifdef HT_WF_STATS
-        W->st[me].wait_ns += ht_now_ns() - t_idle;
-#endif
+        WF_STAT(W, me, wait_ns, ht_now_ns() - t_idle);
       }
       if (cur && S != cur) {
         dflush(W, cur, d);
         ran = NULL;
         dpark(W, cur);
-#ifdef HT_WF_STATS
-        W->st[me].steps++;
-#endif
+        WF_STAT(W, me, steps, 1);
       }
-#ifdef HT_WF_HEIGHT_TEST
-      if (S->i0 > 0 && S->by != me)
-        atomic_fetch_add_explicit(&ht_wf_test_moves, 1, memory_order_relaxed);
-#endif
+      if (WF_TEST && S->i0 > 0 && S->by != me)
+        WF_TEST_COUNT(moves);
       cur = S;
       cur->by = me;
       const int64_t end = cur->y0 + cur->g;
-#ifdef HT_WF_STATS
       const int g = cur->g;
-#endif
       /* once its last block is done, the band's slot may be a new band's */
       const bool done = ht_wf_diagonal_block(W, cur, d, cur != ran, (int)n);
-#ifdef HT_WF_STATS
-      W->st[me].nblk++;
-      W->st[me].iters += n;
-#endif
+      WF_STAT(W, me, nblk, 1);
+      WF_STAT(W, me, iters, n);
       ran = cur;
       if (atomic_load(&W->idlers) > 0) { /* seq_cst: see the sleeper below */
         atomic_fetch_add(&W->beat, 1);
@@ -251,10 +234,8 @@ void ht_wf_diagonal_work(wf *W, int me)
                !atomic_compare_exchange_weak_explicit(&W->rows_done, &r, end, memory_order_relaxed,
                                                       memory_order_relaxed)) {
         }
-#ifdef HT_WF_STATS
-        W->st[me].bands++;
-        W->st[me].rows += g;
-#endif
+        WF_STAT(W, me, bands, 1);
+        WF_STAT(W, me, rows, g);
         cur = NULL;
         ran = NULL; /* its slot may come back as another band */
       }
@@ -272,9 +253,7 @@ void ht_wf_diagonal_work(wf *W, int me)
       t_idle = t_moved = now;
       beat = atomic_load(&W->beat);
       spins = 0;
-#ifdef HT_WF_STATS
-      W->st[me].waits++;
-#endif
+      WF_STAT(W, me, waits, 1);
     }
     if (++spins < 256)
       cpu_relax();
@@ -293,16 +272,12 @@ void ht_wf_diagonal_work(wf *W, int me)
       atomic_fetch_sub(&W->sleepers, 1);
       pthread_mutex_unlock(&W->idle_lock);
       t_idle = t_moved = ht_now_ns();
-#ifdef HT_WF_STATS
-      W->st[me].blocks++;
-#endif
+      WF_STAT(W, me, blocks, 1);
     }
   }
   if (idle)
     atomic_fetch_sub(&W->idlers, 1);
-#ifdef HT_WF_STATS
-  W->st[me].run_ns = ht_now_ns() - t_start;
-  W->st[me].cpu1 = sched_getcpu();
-#endif
+  WF_STAT_SET(W, me, run_ns, ht_now_ns() - t_start);
+  WF_STAT_SET(W, me, cpu1, sched_getcpu());
 }
 #endif

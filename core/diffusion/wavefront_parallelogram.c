@@ -31,11 +31,11 @@
  *    next band reads, are whole rows, in the ring of sets (wavefront.c).
  * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
  * output equals ed.c bit for bit whatever the order. */
-#include "footprint.h"
-#include "wavefront.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+#include "footprint.h"
+#include "wavefront.h"
 
 #define ILP 8 /* chains interleaved in one loop (registers allow 8) */
 
@@ -44,12 +44,6 @@
  * from one base and one index register (with row buffers of run-time
  * stride the row offsets would not fit in registers). */
 #define TH 8 /* halo: the previous chunk's last errors (>= HT_FILTER_MAX_RIGHT) */
-#ifndef HT_WF_IOB
-#define HT_WF_IOB 1024
-#endif
-#define IOB HT_WF_IOB /* columns a row loads, or stores, per call (shorter spans
-                  * measured slower with 2 threads: the interleaved rows'
-                  * input streams are too short for the prefetchers)    */
 struct tile {
   _Alignas(64) int32_t u[C]; /* upper sums of the chunk; whole cache lines
                               * per tile, so no two threads share one  */

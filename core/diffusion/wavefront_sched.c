@@ -18,10 +18,11 @@
  *    rows, one half as fast bands of bg / 2. Every band then does a step
  *    in about the same time, and the chain goes at the sum of the
  *    threads' rates. Heights never change what is computed. */
-#include "wavefront.h"
-
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
+
+#include "wavefront.h"
 
 #ifdef HT_WF_HEIGHT_TEST
 _Atomic long long ht_wf_test_other_heights;
@@ -64,7 +65,6 @@ void ht_wf_wait_1ms(pthread_cond_t *c, pthread_mutex_t *m)
  * moved to it (BENCHMARKS.md). */
 bool ht_wf_wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint64_t *seen, int64_t *waited)
 {
-  (void)me; /* used by HT_WF_STATS builds */
   const uint64_t base = (uint64_t)b << 32;
   if (*seen >= base + need)
     return true;
@@ -111,12 +111,9 @@ bool ht_wf_wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint
     }
   }
   atomic_store_explicit(&mine->polling, 0, memory_order_relaxed);
-#ifdef HT_WF_STATS
-  W->st[me].waits++;
-  const int64_t t_block = ht_now_ns();
-  if (block)
-    W->st[me].blocks++;
-#endif
+  WF_STAT(W, me, waits, 1);
+  WF_STAT(W, me, blocks, block);
+  const int64_t t_block = wf_stat_clock();
   if (block) {
     pthread_mutex_lock(&p->lock);
     /* seq_cst on both sides: either publish() sees this sleeper, or
@@ -133,11 +130,8 @@ bool ht_wf_wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint
     pthread_mutex_unlock(&p->lock);
   }
   *waited += ht_now_ns() - t0;
-#ifdef HT_WF_STATS
-  W->st[me].wait_ns += ht_now_ns() - t0;
-  if (block)
-    W->st[me].block_ns += ht_now_ns() - t_block;
-#endif
+  WF_STAT(W, me, wait_ns, ht_now_ns() - t0);
+  WF_STAT(W, me, block_ns, block ? ht_now_ns() - t_block : 0);
   return ok;
 }
 
@@ -162,10 +156,8 @@ bool ht_wf_ticket_take(wf *W, int want, bool (*may)(const wf *W, int64_t b, int 
       B->y0 = y0;
       B->g = g;
       B->gprev = b > 0 ? (int)(t & 0xff) : g;
-#ifdef HT_WF_HEIGHT_TEST
-      if (g != W->bg && y0 + g < W->h)
-        atomic_fetch_add_explicit(&ht_wf_test_other_heights, 1, memory_order_relaxed);
-#endif
+      if (WF_TEST && g != W->bg && y0 + g < W->h)
+        WF_TEST_COUNT(other_heights);
       return true;
     }
   }
@@ -176,12 +168,12 @@ bool ht_wf_ticket_take(wf *W, int want, bool (*may)(const wf *W, int64_t b, int 
  * the same time whichever core runs it. */
 int ht_wf_band_rows(const wf *W, int me)
 {
-#ifdef HT_WF_HEIGHT_TEST /* tests: bands of any height the tiles allow */
-  const uint64_t r = (uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u + (uint64_t)me;
-  if (W->diag)
-    return 8 * (1 + (int)((r >> 40) % (uint64_t)(W->bg / 8)));
-  return BG_MIN + (int)((r >> 40) % (uint64_t)(G - BG_MIN + 1));
-#else
+  if (WF_TEST) { /* tests: bands of any height the tiles allow */
+    const uint64_t r = (uint64_t)ht_now_ns() * 0x9e3779b97f4a7c15u + (uint64_t)me;
+    if (W->diag)
+      return 8 * (1 + (int)((r >> 40) % (uint64_t)(W->bg / 8)));
+    return BG_MIN + (int)((r >> 40) % (uint64_t)(G - BG_MIN + 1));
+  }
   if (W->diag) /* its bands change threads: no thread's pace is theirs */
     return W->bg;
   const uint32_t mine = atomic_load_explicit(&W->pace[me].ns16, memory_order_relaxed);
@@ -195,5 +187,4 @@ int ht_wf_band_rows(const wf *W, int me)
     return W->bg; /* not measured yet */
   const int g = (int)(((uint64_t)W->bg * best + mine / 2) / mine);
   return g < W->gmin ? W->gmin : g > W->bg ? W->bg : g;
-#endif
 }
