@@ -152,10 +152,9 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
    * about w / C of them for a band: with T bands in flight, the chain
    * leaves slack while T * (bg + 1) * C <= w. Below 8 rows, though, a
    * thread loses half its interleaved chains, which costs more than the
-   * chain of bands: 8 rows stay while T * 9 * C <= w (measured: 1K, 2
-   * threads, 0.92 against 1.16 ms with 4 rows; 8K, 16 threads on the GPU
-   * host, 16.1-17.9 against 20.8-21.0 ms). The slower threads take
-   * bands of down to bg / 2 rows (ht_wf_band_rows). */
+   * chain of bands: 8 rows stay while T * 9 * C <= w (BENCHMARKS.md).
+   * The slower threads take bands of down to bg / 2 rows
+   * (ht_wf_band_rows). */
   W.diag = WF_DIAG && job->levels == 2 && f->reach_left <= 1 && f->reach_right <= 1 && f->reach_down <= 1 &&
            wf_cpu_has_avx2();
   int64_t in_flight;
@@ -169,9 +168,8 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     W.gmin = 8;
     in_flight = (W.w + 2 * W.bg) / (2 * W.bg + DMIN);
     /* A thread costs its start and wake-ups whatever its share; below
-     * about 2^18 pixels a thread that share no longer pays for them (1K²
-     * on the 16-vCPU GPU host, best of 3 rounds: 0.77 ms on 4 threads,
-     * 0.91 on 8, 1.13 on 16; BENCHMARKS.md, ninth session). */
+     * about 2^18 pixels a thread, that share no longer pays for them
+     * (BENCHMARKS.md). */
     const int64_t share = W.w * W.h >> 18;
     if (!WF_TEST && in_flight > share) /* test builds: many threads on small images too */
       in_flight = share;
@@ -182,8 +180,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     W.gmin = W.bg / 2 > BG_MIN ? W.bg / 2 : BG_MIN;
     /* Nor can more bands be in flight than the width holds: a band lasts
      * about nchunks + bg steps and the next starts bg + 1 steps after it.
-     * A thread beyond that would only wait, and cost its start (at 1K on
-     * the 16-vCPU GPU host, 16 threads took longer than 8). */
+     * A thread beyond that would only wait, and cost its start. */
     in_flight = (W.nchunks + W.bg) / (W.bg + 1);
   }
   const int64_t nbands = (W.h + W.gmin - 1) / W.gmin;
