@@ -6,7 +6,7 @@
  * changes every search-method result, so it must be deliberate).
  *
  * usage: test-arith [rng|eye] */
-#include "common.h"
+#include "ht-test.h"
 
 #include "eye.h"
 #include "rng.h"

@@ -3,7 +3,7 @@
  * wavefront with 1, 2 and 4 threads (helpers that wait on a cancelled
  * band must give up too). Also: an accepting callback sees fractions
  * that never go back and end at 1. Leaks: run once under valgrind. */
-#include "common.h"
+#include "ht-test.h"
 
 #include <signal.h>
 #include <unistd.h>

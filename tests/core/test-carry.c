@@ -7,7 +7,7 @@
  * whichever variant made them. ht_run (variant ed) is the ground truth.
  *
  * usage: test-carry [variants|mixed|color|errors] */
-#include "common.h"
+#include "ht-test.h"
 
 static const char *const customs[] = {
   "* 1 / 2",                                                 /* stays on its row   */

@@ -10,7 +10,7 @@
  * the diagonal kernel went on in other threads than they started in.
  *
  * usage: test-equivalence PHOTO.pgm [shapes|photo|random]  */
-#include "common.h"
+#include "ht-test.h"
 
 #ifdef HT_WF_HEIGHT_TEST
 #include <stdatomic.h>

@@ -2,7 +2,7 @@
  * problem, and the output is left untouched (checked with a sentinel).
  * Sizes beyond the limits are refused before anything is read, so they
  * are tested with a small buffer standing in for a huge image. */
-#include "common.h"
+#include "ht-test.h"
 
 #include <math.h>
 

@@ -2,7 +2,7 @@
  * built-in and parsing it back gives the same taps (offsets, numerators,
  * Q12 weights), divisor, reach and delay; names round-trip; and the
  * derived delays are the paper's (2 for Floyd-Steinberg, 3 for JJN). */
-#include "common.h"
+#include "ht-test.h"
 
 int main(void)
 {

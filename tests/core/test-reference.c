@@ -7,7 +7,7 @@
  *  - an 8-bit image, its 16-bit twin (x 257) and its float twin (v / 255)
  *    give the same output.
  * usage: test-reference [reference|tone|formats] */
-#include "common.h"
+#include "ht-test.h"
 
 /* ------------------------------------------------ independent reference */
 

@@ -7,7 +7,7 @@
  *  - a GPU variant with backend cpu is refused;
  *  - the GPU variant names parse and round-trip.
  * argv[1]: a file that exists but is not a shared library. */
-#include "cuda-test.h"
+#include "ht-test.h"
 
 static int notices;
 static char last_notice[512];
@@ -144,8 +144,8 @@ int main(int argc, char **argv)
   }
   CHECK(ht_variant_from_name("gpu-nonsense") == -1, "a wrong name parsed");
 
-  if (failures) {
-    fprintf(stderr, "test-fallback: %d check(s) failed\n", failures);
+  if (test_failures) {
+    fprintf(stderr, "test-fallback: %d check(s) failed\n", test_failures);
     return 1;
   }
   printf("test-fallback: all checks passed\n");

@@ -2,7 +2,7 @@
  * bit for bit. Exits 77 when no GPU is usable.
  *   test-gpu PHOTO.pgm PART
  * PART: variants | filters | shapes | paths | stripes | errors | carry */
-#include "cuda-test.h"
+#include "ht-test.h"
 
 static ht_context *cpu_ctx, *gpu_ctx;
 static int runs;
@@ -659,8 +659,8 @@ int main(int argc, char **argv)
   free(pix);
   ht_context_free(cpu_ctx);
   ht_context_free(gpu_ctx);
-  if (failures) {
-    fprintf(stderr, "test-gpu %s: %d check(s) failed in %d GPU runs\n", part, failures, runs);
+  if (test_failures) {
+    fprintf(stderr, "test-gpu %s: %d check(s) failed in %d GPU runs\n", part, test_failures, runs);
     return 1;
   }
   printf("test-gpu %s: %d GPU runs, all equal to the CPU\n", part, runs);

@@ -1,7 +1,8 @@
-/* Small helpers shared by the core tests (header only, no library
- * internals: the tests use the public API of core/halftone.h). */
-#ifndef HT_TEST_COMMON_H
-#define HT_TEST_COMMON_H
+/* Helpers shared by the C tests of the core and cuda suites (header
+ * only): checks that count failures, memory, deterministic random
+ * images and a PGM reader. */
+#ifndef HT_TEST_H
+#define HT_TEST_H
 
 #include "halftone.h"
 
@@ -75,6 +76,30 @@ static inline uint16_t *random_plane(int64_t w, int64_t h, uint64_t seed)
       p[y * w + x] = v;
     }
   return p;
+}
+
+/* The same kinds of picture into a caller's buffer of 8-bit (bytes 1,
+ * the high byte) or 16-bit samples. */
+static inline void fill_random(uint8_t *p, size_t stride, int64_t w, int64_t h, int bytes, uint64_t seed)
+{
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 7;
+  int mode = (int)(rng_next(&s) % 3);
+  for (int64_t y = 0; y < h; y++)
+    for (int64_t x = 0; x < w; x++) {
+      uint64_t r = rng_next(&s);
+      uint32_t v;
+      if (mode == 0)
+        v = (uint32_t)(r >> 48);
+      else if (mode == 1)
+        v = (uint32_t)((x * 65535 / (w > 1 ? w - 1 : 1) + (int64_t)(r >> 58) * 64 + y * 37) & 0xffff);
+      else
+        v = (r >> 60) < 3 ? (uint32_t)(r >> 48) : (uint32_t)((y * 7 + x / 13) * 1021 % 65536);
+      uint8_t *row = p + (size_t)y * stride;
+      if (bytes == 1)
+        row[x] = (uint8_t)(v >> 8);
+      else
+        ((uint16_t *)(void *)row)[x] = (uint16_t)v;
+    }
 }
 
 /* Reads a binary 8-bit PGM (P5, maxval 255). Returns NULL and prints
