@@ -72,7 +72,11 @@ typedef enum {
 
 /* A caller-owned image. `stride` is in bytes between row starts and may
  * be larger than width * channels * sample size. Channels are
- * interleaved. */
+ * interleaved. For U16 and F32 images, `data` must be aligned to the
+ * sample size (2 or 4 bytes) and `stride` a multiple of it, so that
+ * every sample is aligned; other images are refused with
+ * HT_ERR_INVALID_ARGUMENT. U8 and BIT1 images may start and stride at
+ * any byte. */
 typedef struct {
   int64_t width;
   int64_t height;

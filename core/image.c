@@ -17,6 +17,17 @@ size_t ht_format_row_bytes(ht_format format, int64_t width, int channels)
   return 0;
 }
 
+size_t ht_format_sample_bytes(ht_format format)
+{
+  switch (format) {
+  case HT_FORMAT_U16: return 2;
+  case HT_FORMAT_F32: return 4;
+  case HT_FORMAT_U8:
+  case HT_FORMAT_BIT1: return 1;
+  }
+  return 1;
+}
+
 ht_status ht_image_check(const ht_image *im, const char *what, bool output, char *msg)
 {
   if (!im || !im->data) {
@@ -44,6 +55,19 @@ ht_status ht_image_check(const ht_image *im, const char *what, bool output, char
   const size_t row = ht_format_row_bytes(im->format, im->width, im->channels);
   if (im->stride < row) {
     ht_set_msg(msg, "%s image: stride %zu is shorter than a row (%zu bytes)", what, im->stride, row);
+    return HT_ERR_INVALID_ARGUMENT;
+  }
+  /* 16-bit and float samples are read and written as uint16_t and float:
+   * every row must start on a whole sample, or the loads and stores are
+   * misaligned (undefined behaviour in C, and slower or faulting on some
+   * machines). */
+  const size_t sample = ht_format_sample_bytes(im->format);
+  if (sample > 1 && im->stride % sample != 0) {
+    ht_set_msg(msg, "%s image: stride %zu is not a multiple of the %zu-byte sample", what, im->stride, sample);
+    return HT_ERR_INVALID_ARGUMENT;
+  }
+  if (sample > 1 && (uintptr_t)im->data % sample != 0) {
+    ht_set_msg(msg, "%s image: pixel data not aligned to its %zu-byte samples", what, sample);
     return HT_ERR_INVALID_ARGUMENT;
   }
   return HT_OK;
