@@ -14,6 +14,9 @@
 #include <string.h>
 
 #define N_(text) text
+/* A macro's value as a string literal, for messages. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define TAP(dx, dy, num, den) { (dx), (dy), (num), HT_Q(num, den) }
 
 /* One row per built-in filter: its name and label for menus, then the
@@ -256,8 +259,13 @@ ht_status ht_filter_parse(const char *text, ht_filter *out, char *err, size_t er
       errno = 0;
       char *end;
       long long d = strtoll(p, &end, 10);
-      if (errno || d > 1000000)
-        return (ht_status)fail(err, err_size, text, p, "divisor too large (at most 1000000)");
+      /* the limit is what the largest weights sum to: every divisor the
+       * sum gives when "/ DEN" is left out can also be written */
+      if (errno || d > HT_FILTER_MAX_DIVISOR) {
+        char what[64];
+        snprintf(what, sizeof what, "divisor too large (at most %d)", HT_FILTER_MAX_DIVISOR);
+        return (ht_status)fail(err, err_size, text, p, what);
+      }
       if (d <= 0)
         return (ht_status)fail(err, err_size, text, p, "the divisor must be positive");
       divisor = d;
@@ -292,8 +300,8 @@ ht_status ht_filter_parse(const char *text, ht_filter *out, char *err, size_t er
         return (ht_status)fail(err, err_size, text, tok, "not a whole number");
       if (v < 0)
         return (ht_status)fail(err, err_size, text, tok, "negative weight");
-      if (errno || v > 1000000)
-        return (ht_status)fail(err, err_size, text, tok, "weight too large (at most 1000000)");
+      if (errno || v > HT_FILTER_MAX_WEIGHT)
+        return (ht_status)fail(err, err_size, text, tok, "weight too large (at most " STR(HT_FILTER_MAX_WEIGHT) ")");
       if (row == 0 && star_col < 0)
         return (ht_status)fail(err, err_size, text, tok,
                                "weight before '*' on the current row (those pixels are done; write '-')");
@@ -335,42 +343,85 @@ ht_status ht_filter_parse(const char *text, ht_filter *out, char *err, size_t er
   return HT_OK;
 }
 
-ht_status ht_filter_format(const ht_filter *f, char *buf, size_t size)
+/* The weights of a filter on the grid the syntax writes: num of the tap
+ * at (dx, dy), rows 0..HT_FILTER_MAX_DOWN, columns -HT_FILTER_MAX_LEFT ..
+ * HT_FILTER_MAX_RIGHT. */
+typedef struct {
+  int32_t num[HT_FILTER_MAX_DOWN + 1][HT_FILTER_MAX_LEFT + 1 + HT_FILTER_MAX_RIGHT];
+  int left, right, down; /* how far the taps reach */
+} weight_grid;
+
+/* false for what the grid cannot hold: no taps or too many, a tap out of
+ * reach or on a pixel already processed, two taps at one place. */
+static bool grid_of(const ht_filter *f, weight_grid *g)
 {
-  if (!f || !buf || size == 0)
-    return HT_ERR_INVALID_ARGUMENT;
+  memset(g, 0, sizeof *g);
+  if (f->ntaps < 1 || f->ntaps > HT_FILTER_MAX_TAPS)
+    return false;
+  bool used[HT_FILTER_MAX_DOWN + 1][HT_FILTER_MAX_LEFT + 1 + HT_FILTER_MAX_RIGHT] = { { false } };
+  for (int i = 0; i < f->ntaps; i++) {
+    const ht_tap *t = &f->taps[i];
+    if (t->dy < 0 || t->dy > HT_FILTER_MAX_DOWN || t->dx < -HT_FILTER_MAX_LEFT || t->dx > HT_FILTER_MAX_RIGHT ||
+        (t->dy == 0 && t->dx <= 0) || used[t->dy][t->dx + HT_FILTER_MAX_LEFT])
+      return false;
+    used[t->dy][t->dx + HT_FILTER_MAX_LEFT] = true;
+    g->num[t->dy][t->dx + HT_FILTER_MAX_LEFT] = t->num;
+    if (-t->dx > g->left)
+      g->left = -t->dx;
+    if (t->dx > g->right)
+      g->right = t->dx;
+    if (t->dy > g->down)
+      g->down = t->dy;
+  }
+  return true;
+}
+
+/* The text of grid `g` with divisor `den`; false when it does not fit. */
+static bool write_grid(const weight_grid *g, int32_t den, char *buf, size_t size)
+{
   size_t n = 0;
-  int left = f->reach_left;
-  buf[0] = '\0';
 #define PUT(...)                                                         \
   do {                                                                   \
     int w_ = snprintf(buf + n, size - n, __VA_ARGS__);                   \
     if (w_ < 0 || (size_t)w_ >= size - n)                                \
-      return HT_ERR_INVALID_ARGUMENT;                                    \
+      return false;                                                      \
     n += (size_t)w_;                                                     \
   } while (0)
-  for (int dy = 0; dy <= f->reach_down; dy++) {
+  for (int dy = 0; dy <= g->down; dy++) {
     if (dy)
       PUT("; ");
-    for (int dx = -left; dx <= f->reach_right; dx++) {
-      if (dx > -left)
+    for (int dx = -g->left; dx <= g->right; dx++) {
+      if (dx > -g->left)
         PUT(" ");
-      if (dy == 0 && dx < 0) {
+      if (dy == 0 && dx < 0)
         PUT("-");
-        continue;
-      }
-      if (dy == 0 && dx == 0) {
+      else if (dy == 0 && dx == 0)
         PUT("*");
-        continue;
-      }
-      int32_t num = 0;
-      for (int i = 0; i < f->ntaps; i++)
-        if (f->taps[i].dx == dx && f->taps[i].dy == dy)
-          num = f->taps[i].num;
-      PUT("%d", num);
+      else
+        PUT("%ld", (long)g->num[dy][dx + HT_FILTER_MAX_LEFT]);
     }
   }
-  PUT(" / %d", f->den);
+  PUT(" / %ld", (long)den);
 #undef PUT
+  return true;
+}
+
+ht_status ht_filter_format(const ht_filter *f, char *buf, size_t size)
+{
+  if (!buf || size == 0)
+    return HT_ERR_INVALID_ARGUMENT;
+  buf[0] = '\0';
+  weight_grid g, back_grid;
+  ht_filter back;
+  /* The grid comes from the taps themselves, not from the reach fields
+   * (a caller's filter may not have them filled in). What the text
+   * stands for is checked by parsing it: the parser is the one statement
+   * of the syntax's rules, so the two cannot disagree. */
+  if (!f || !grid_of(f, &g) || !write_grid(&g, f->den, buf, size) ||
+      ht_filter_parse(buf, &back, NULL, 0) != HT_OK || back.den != f->den || !grid_of(&back, &back_grid) ||
+      memcmp(back_grid.num, g.num, sizeof g.num) != 0) {
+    buf[0] = '\0';
+    return HT_ERR_INVALID_ARGUMENT;
+  }
   return HT_OK;
 }

@@ -101,6 +101,12 @@ HT_API size_t ht_format_row_bytes(ht_format format, int64_t width, int channels)
 #define HT_FILTER_MAX_RIGHT 4 /* columns right of the current pixel       */
 #define HT_FILTER_MAX_DOWN 3  /* rows below the current row               */
 #define HT_FILTER_NAME_MAX 32
+/* The custom syntax's numbers: a weight is 0..HT_FILTER_MAX_WEIGHT, a
+ * divisor 1..HT_FILTER_MAX_DIVISOR, what HT_FILTER_MAX_TAPS of the
+ * largest weights add up to, so that the divisor a string leaves
+ * implicit (the sum of its weights) can always be written out. */
+#define HT_FILTER_MAX_WEIGHT 1000000
+#define HT_FILTER_MAX_DIVISOR (HT_FILTER_MAX_TAPS * HT_FILTER_MAX_WEIGHT)
 
 typedef enum {
   HT_FILTER_FLOYD_STEINBERG = 0,
@@ -160,7 +166,14 @@ HT_API const ht_filter *ht_filter_by_name(const char *name);
 HT_API ht_status ht_filter_parse(const char *text, ht_filter *out,
                                  char *err, size_t err_size);
 
-/* Writes the filter in the custom syntax (round-trips through parse). */
+/* Writes the filter in the custom syntax, with its divisor explicit:
+ * text that ht_filter_parse turns back into the same divisor and the
+ * same non-zero weights at the same places (every parsed and built-in
+ * filter formats). HT_ERR_INVALID_ARGUMENT, and "" in `buf` where size
+ * allows, when `size` is too small or the filter is one the syntax
+ * cannot hold (a weight or divisor out of range, two weights at one
+ * place, a weight on a pixel already processed or out of reach, weights
+ * that sum to more than the divisor or to 0). */
 HT_API ht_status ht_filter_format(const ht_filter *filter, char *buf, size_t size);
 
 /* -------------------------------------------------------------- run-time */

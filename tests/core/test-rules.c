@@ -5,7 +5,10 @@
  *             whole number of samples are refused (HT_ERR_INVALID_ARGUMENT,
  *             halftone.h), before anything is written; 8-bit and 1-bit
  *             images may start and stride at any byte, and padded rows
- *             give the same bits as tight ones.
+ *             give the same bits as tight ones;
+ *   filter-text  ht_filter_format's text always parses back to the same
+ *             filter (implicit divisors above a million included), and
+ *             what the syntax cannot hold is refused, not written.
  */
 #include "ht-test.h"
 
@@ -162,6 +165,224 @@ static void test_strides(void)
   ht_context_free(ctx);
 }
 
+/* -------------------------------------------------------- filter text */
+
+/* Whether two filters have the same divisor and the same non-zero
+ * weights at the same places, whatever the order of their taps. */
+static bool same_filter(const ht_filter *a, const ht_filter *b)
+{
+  if (a->den != b->den)
+    return false;
+  int na = 0, nb = 0;
+  for (int i = 0; i < a->ntaps; i++) {
+    if (a->taps[i].num == 0)
+      continue;
+    na++;
+    bool found = false;
+    for (int j = 0; j < b->ntaps && !found; j++)
+      found = b->taps[j].dx == a->taps[i].dx && b->taps[j].dy == a->taps[i].dy && b->taps[j].num == a->taps[i].num;
+    if (!found)
+      return false;
+  }
+  for (int j = 0; j < b->ntaps; j++)
+    nb += b->taps[j].num != 0;
+  return na == nb;
+}
+
+/* text -> parse -> format -> parse: the two parsed filters are the same
+ * (Q12 weights and derived fields included), and formatting the second
+ * gives the same text. */
+static void round_trip(const char *text, const char *what)
+{
+  ht_filter f, g;
+  char err[256], t1[1024], t2[1024];
+  ht_status s = ht_filter_parse(text, &f, err, sizeof err);
+  CHECK(s == HT_OK, "%s: \"%s\" does not parse: %s", what, text, err);
+  if (s != HT_OK)
+    return;
+  s = ht_filter_format(&f, t1, sizeof t1);
+  CHECK(s == HT_OK, "%s: \"%s\" parses but does not format", what, text);
+  if (s != HT_OK)
+    return;
+  s = ht_filter_parse(t1, &g, err, sizeof err);
+  CHECK(s == HT_OK, "%s: formatted \"%s\" does not parse back: %s", what, t1, err);
+  if (s != HT_OK)
+    return;
+  CHECK(same_filter(&f, &g) && memcmp(&f, &g, sizeof f) == 0, "%s: \"%s\" and its formatted \"%s\" differ", what,
+        text, t1);
+  CHECK(ht_filter_format(&g, t2, sizeof t2) == HT_OK && strcmp(t1, t2) == 0, "%s: \"%s\" formats as \"%s\"", what,
+        t1, t2);
+}
+
+/* The filter must not format: HT_ERR_INVALID_ARGUMENT and "". */
+static void refused(const ht_filter *f, size_t size, const char *what)
+{
+  char buf[1024];
+  memset(buf, 'x', sizeof buf);
+  ht_status s = ht_filter_format(f, buf, size);
+  CHECK(s == HT_ERR_INVALID_ARGUMENT && buf[0] == '\0', "%s: status %s, text \"%.60s\"", what, ht_status_string(s),
+        s == HT_OK ? buf : "");
+}
+
+static void test_filter_text(void)
+{
+  char err[256], text[1024];
+
+  /* the divisor a string leaves implicit may be above a million (the
+   * issue's case) and up to 31 weights of a million (the most the grid
+   * holds); written out, it parses */
+  round_trip("- * 1000000 1000000; 1000000", "implicit divisor 3000000");
+  {
+    size_t n = 0;
+    n += (size_t)snprintf(text + n, sizeof text - n, "- - - - * 1000000 1000000 1000000 1000000");
+    for (int r = 0; r < 3; r++) {
+      n += (size_t)snprintf(text + n, sizeof text - n, ";");
+      for (int c = 0; c < 9; c++)
+        n += (size_t)snprintf(text + n, sizeof text - n, " 1000000");
+    }
+    round_trip(text, "implicit divisor 31000000");
+    ht_filter f;
+    CHECK(ht_filter_parse(text, &f, err, sizeof err) == HT_OK && f.den == 31000000, "31 weights of a million");
+  }
+  /* explicit divisors up to the limit the header states */
+  snprintf(text, sizeof text, "- * 7; 3 5 1 / %d", HT_FILTER_MAX_DIVISOR);
+  round_trip(text, "explicit divisor at the limit");
+  {
+    ht_filter f;
+    snprintf(text, sizeof text, "- * 7; 3 5 1 / %d", HT_FILTER_MAX_DIVISOR + 1);
+    CHECK(ht_filter_parse(text, &f, err, sizeof err) == HT_ERR_BAD_COEFFICIENTS && strstr(err, "divisor too large"),
+          "divisor above the limit: %s", err);
+    snprintf(text, sizeof text, "- * %d", HT_FILTER_MAX_WEIGHT + 1);
+    CHECK(ht_filter_parse(text, &f, err, sizeof err) == HT_ERR_BAD_COEFFICIENTS && strstr(err, "weight too large"),
+          "weight above the limit: %s", err);
+  }
+  /* the documentation's examples and every built-in filter */
+  round_trip("- * 7; 3 5 1 / 16", "Floyd-Steinberg");
+  round_trip("- - * 7 5; 3 5 7 5 3; 1 3 5 3 1 / 48", "Jarvis-Judice-Ninke");
+  round_trip("- * 1 1; 1 1 1; - 1 / 8", "Atkinson");
+  round_trip("* 3; 3 2 / 8", "false Floyd-Steinberg");
+  round_trip("*; 1", "straight down");
+  round_trip("* 0 0 0 1; 0; 0; 0 / 2", "trailing zero rows");
+  for (int i = 0; i < HT_FILTER_COUNT_BUILTIN; i++) {
+    const ht_filter *b = ht_filter_builtin((ht_filter_id)i);
+    CHECK(ht_filter_format(b, text, sizeof text) == HT_OK, "%s does not format", b->name);
+    round_trip(text, b->name);
+  }
+
+  /* random filters over the whole grid: random weights (small, large,
+   * zero), the divisor implicit or explicit between the sum and the
+   * limit */
+  uint64_t s = 2026;
+  for (int k = 0; k < 20000; k++) {
+    int left = (int)(rng_next(&s) % 5), right = (int)(rng_next(&s) % 5), down = (int)(rng_next(&s) % 4);
+    int scale = (int)(rng_next(&s) % 3); /* weights up to 9, 9999 or the limit */
+    size_t n = 0;
+    long long sum = 0;
+    for (int dy = 0; dy <= down; dy++) {
+      if (dy)
+        n += (size_t)snprintf(text + n, sizeof text - n, ";");
+      for (int dx = -left; dx <= right; dx++) {
+        if (dy == 0 && dx < 0) {
+          n += (size_t)snprintf(text + n, sizeof text - n, " -");
+          continue;
+        }
+        if (dy == 0 && dx == 0) {
+          n += (size_t)snprintf(text + n, sizeof text - n, " *");
+          continue;
+        }
+        uint64_t r = rng_next(&s);
+        long long v = r % 4 == 0 ? 0
+                      : scale == 0 ? (long long)(r >> 8) % 10
+                      : scale == 1 ? (long long)(r >> 8) % 10000
+                                   : HT_FILTER_MAX_WEIGHT - (long long)((r >> 8) % 3);
+        if (dy > 0 && r % 7 == 1) {
+          n += (size_t)snprintf(text + n, sizeof text - n, " -"); /* "no weight" below */
+          continue;
+        }
+        sum += v;
+        n += (size_t)snprintf(text + n, sizeof text - n, " %lld", v);
+      }
+    }
+    if (sum == 0)
+      continue; /* refused: all weights zero */
+    if (rng_next(&s) % 2) {
+      long long den = sum + (long long)(rng_next(&s) % (unsigned long long)(HT_FILTER_MAX_DIVISOR - sum + 1));
+      if (rng_next(&s) % 4 == 0)
+        den = sum; /* exactly the sum, written out */
+      snprintf(text + n, sizeof text - n, " / %lld", den);
+    }
+    char what[32];
+    snprintf(what, sizeof what, "random filter %d", k);
+    round_trip(text, what);
+  }
+
+  /* A filter built by hand formats from its taps, not from reach fields
+   * it may not have filled in. */
+  {
+    ht_filter f;
+    memset(&f, 0, sizeof f);
+    f.den = 10;
+    f.ntaps = 3;
+    f.taps[0] = (ht_tap){ 2, 0, 4, 0 };
+    f.taps[1] = (ht_tap){ -3, 2, 5, 0 };
+    f.taps[2] = (ht_tap){ 0, 1, 1, 0 };
+    ht_filter g;
+    CHECK(ht_filter_format(&f, text, sizeof text) == HT_OK, "hand-made filter does not format");
+    CHECK(ht_filter_parse(text, &g, err, sizeof err) == HT_OK && same_filter(&f, &g),
+          "hand-made filter: \"%s\" stands for another filter (%s)", text, err);
+  }
+
+  /* What the syntax cannot hold is refused and nothing is written. */
+  {
+    const ht_filter *fs = ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG);
+    ht_filter f = *fs;
+    f.taps[0].num = HT_FILTER_MAX_WEIGHT + 1;
+    f.den = HT_FILTER_MAX_DIVISOR;
+    refused(&f, 1024, "a weight above the limit");
+    f = *fs;
+    f.den = HT_FILTER_MAX_DIVISOR + 1;
+    refused(&f, 1024, "a divisor above the limit");
+    f = *fs;
+    f.den = 0;
+    refused(&f, 1024, "divisor 0");
+    f = *fs;
+    f.den = 15;
+    refused(&f, 1024, "weights summing to more than the divisor");
+    f = *fs;
+    f.taps[1].num = -3;
+    refused(&f, 1024, "a negative weight");
+    f = *fs;
+    f.taps[2] = f.taps[1];
+    refused(&f, 1024, "two weights at one place");
+    f = *fs;
+    f.taps[0].dx = 0;
+    refused(&f, 1024, "a weight on the current pixel");
+    f = *fs;
+    f.taps[0].dx = -1;
+    refused(&f, 1024, "a weight on a pixel already processed");
+    f = *fs;
+    f.taps[3].dx = 5;
+    refused(&f, 1024, "a weight out of reach");
+    f = *fs;
+    f.taps[3].dy = 4;
+    refused(&f, 1024, "a weight too far down");
+    f = *fs;
+    f.ntaps = 0;
+    refused(&f, 1024, "no weights");
+    f = *fs;
+    for (int i = 0; i < f.ntaps; i++)
+      f.taps[i].num = 0;
+    refused(&f, 1024, "all weights zero");
+    f = *fs;
+    f.ntaps = HT_FILTER_MAX_TAPS + 1;
+    refused(&f, 1024, "too many taps");
+    refused(fs, 8, "a buffer too short");
+    refused(NULL, 1024, "no filter");
+    CHECK(ht_filter_format(fs, NULL, 64) == HT_ERR_INVALID_ARGUMENT, "NULL buffer");
+    CHECK(ht_filter_format(fs, text, 0) == HT_ERR_INVALID_ARGUMENT, "size 0");
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *part = argc > 1 ? argv[1] : "all";
@@ -170,8 +391,12 @@ int main(int argc, char **argv)
     known = true;
     test_strides();
   }
+  if (all || strcmp(part, "filter-text") == 0) {
+    known = true;
+    test_filter_text();
+  }
   if (!known) {
-    fprintf(stderr, "usage: test-rules [strides|all]\n");
+    fprintf(stderr, "usage: test-rules [strides|filter-text|all]\n");
     return 2;
   }
   return test_finish("test-rules");
