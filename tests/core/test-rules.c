@@ -1,5 +1,5 @@
-/* Rules of the public API, each checked on its own (one part per
- * argument):
+/* Rules of the public API and of docs/arithmetic.md, each checked on its
+ * own (one part per argument):
  *
  *   strides   16-bit and float images whose stride or start is not a
  *             whole number of samples are refused (HT_ERR_INVALID_ARGUMENT,
@@ -8,9 +8,16 @@
  *             give the same bits as tight ones;
  *   filter-text  ht_filter_format's text always parses back to the same
  *             filter (implicit divisors above a million included), and
- *             what the syntax cannot hold is refused, not written.
+ *             what the syntax cannot hold is refused, not written;
+ *   rounding  the rounding rule for L levels as docs/arithmetic.md states
+ *             it (count the exact midpoints below the value), computed
+ *             here from that statement, equals core/fixed.h's
+ *             ht_fx_quantize for every L in 2..256 and every value the
+ *             diffusion can produce, negative and above full scale too.
  */
 #include "ht-test.h"
+
+#include "fixed.h"
 
 /* ------------------------------------------------------------ strides */
 
@@ -383,6 +390,41 @@ static void test_filter_text(void)
   }
 }
 
+/* ----------------------------------------------------------- rounding */
+
+static void test_rounding(void)
+{
+  const int32_t lo = -65536, hi = 131071;
+  long bad_levels = 0, bad_q = 0, bad_binary = 0;
+  for (int32_t L = 2; L <= 256; L++) {
+    /* level(i, L): i * 65535 / (L - 1) rounded half up, checked as
+     * |level * (L - 1) - i * 65535| <= (L - 1) / 2, a tie going up */
+    for (int32_t i = 0; i < L; i++) {
+      const int64_t lv = ht_fx_level(i, L), d = 2 * (lv * (L - 1) - (int64_t)i * HT_FX_ONE);
+      if (d > L - 1 || d < -(L - 1) || d == -(L - 1))
+        bad_levels++;
+    }
+    /* q(v, L): the number of midpoints (i + 1/2) * 65535 / (L - 1),
+     * i = 0 .. L-2, strictly below v. v rises, so the count only grows. */
+    int32_t q = 0;
+    for (int32_t v = lo; v <= hi; v++) {
+      while (q < L - 1 && 2 * (int64_t)v * (L - 1) > (2 * (int64_t)q + 1) * HT_FX_ONE)
+        q++;
+      const int32_t code = ht_fx_quantize(v, L);
+      if (code != q && bad_q++ < 10)
+        fprintf(stderr, "L %d, v %d: the document's rule gives level %d, ht_fx_quantize %d\n", L, v, q, code);
+      if (L == 2 && ht_fx_binary(v) != q && bad_binary++ < 10)
+        fprintf(stderr, "v %d: the document's rule gives level %d, ht_fx_binary %d\n", v, q, ht_fx_binary(v));
+    }
+  }
+  CHECK(bad_levels == 0, "%ld level values are not i * 65535 / (L - 1) rounded half up", bad_levels);
+  CHECK(bad_q == 0, "%ld (levels, value) pairs differ from docs/arithmetic.md's rule", bad_q);
+  CHECK(bad_binary == 0, "%ld values: ht_fx_binary differs from the rule for 2 levels", bad_binary);
+  /* the document's example */
+  CHECK(ht_fx_quantize(16384, 3) == 1 && ht_fx_level(1, 3) == 32768, "L = 3, v = 16384: level %d",
+        ht_fx_quantize(16384, 3));
+}
+
 int main(int argc, char **argv)
 {
   const char *part = argc > 1 ? argv[1] : "all";
@@ -395,8 +437,12 @@ int main(int argc, char **argv)
     known = true;
     test_filter_text();
   }
+  if (all || strcmp(part, "rounding") == 0) {
+    known = true;
+    test_rounding();
+  }
   if (!known) {
-    fprintf(stderr, "usage: test-rules [strides|filter-text|all]\n");
+    fprintf(stderr, "usage: test-rules [strides|filter-text|rounding|all]\n");
     return 2;
   }
   return test_finish("test-rules");
