@@ -14,7 +14,12 @@
  * missing tap has weight 0, and ht_fx_term(e, 0) == 0, so it adds
  * nothing). It is instantiated for the footprints of footprint.h: the
  * built-in filters', where GCC unrolls it and keeps the window in
- * registers, and the largest one, which takes any filter. */
+ * registers, and the largest one, which takes any filter.
+ *
+ * Carried rows (job.h) are error rows, which is what collection reads
+ * from the rows above: the rows above the band are the carried ones
+ * where the band continues a taller image, zeros above the image, and
+ * the band's last rows leave as they are stored. */
 #include "footprint.h"
 #include "impl.h"
 #include "levels.h"
@@ -39,7 +44,11 @@ typedef struct {
   ht_level_table lt;
   int32_t *in;
   uint8_t *lv;
-  int32_t *ering; /* (HT_FILTER_MAX_DOWN + 2) rows of `stride`     */
+  /* e rows y, y-1, .., y-HT_FILTER_MAX_DOWN at slot (row mod (MAX_DOWN
+   * + 1)), then the rows above the band: row `up` of them (1 ..
+   * MAX_DOWN) at slot MAX_DOWN + up; `stride` values a row, pads
+   * included */
+  int32_t *ering;
   size_t stride;
 } ecrc;
 
@@ -115,15 +124,17 @@ HT_AI ht_status ec_rc_rows(const int L, const int R, const int D, const bool bin
   const ht_rows *rows = c->rows;
   const int64_t h = rows->height;
   const int nrows = HT_FILTER_MAX_DOWN + 1;
-  int32_t *zero = c->ering + (size_t)nrows * c->stride + PAD;
   for (int64_t y = 0; y < h; y++) {
     rows->load(rows, y, 0, rows->width, c->in);
     const int32_t *up[HT_FILTER_MAX_DOWN + 1];
     int32_t *cur = c->ering + (size_t)(y % nrows) * c->stride + PAD;
     up[0] = cur;
     for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
-      up[dy] = y >= dy ? c->ering + (size_t)((y - dy) % nrows) * c->stride + PAD : zero;
+      up[dy] = c->ering + (size_t)(y >= dy ? (y - dy) % nrows : HT_FILTER_MAX_DOWN + dy - y) * c->stride + PAD;
     ec_rc_row(L, R, D, binary, c, cur, up);
+    int32_t *carry = c->job->carry_out ? ht_job_carry_out_row(c->job, rows->width, h, y) : NULL;
+    if (carry)
+      memcpy(carry, cur, (size_t)rows->width * sizeof *carry);
     rows->store(rows, y, 0, rows->width, c->lv);
     if (!ht_job_tick(c->job, y + 1, h))
       return HT_ERR_CANCELLED;
@@ -157,13 +168,20 @@ ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows)
   c.stride = (size_t)rows->width + 2 * PAD;
   c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
   c.lv = ht_alloc(job, (size_t)rows->width, 1);
-  c.ering = ht_alloc(job, (size_t)HT_FILTER_MAX_DOWN + 2, c.stride * sizeof *c.ering);
+  c.ering = ht_alloc(job, 2 * (size_t)HT_FILTER_MAX_DOWN + 1, c.stride * sizeof *c.ering);
   bool lt_ok = ht_level_table_init(&c.lt, job, c.levels);
   ht_status s = HT_OK;
   if (!c.in || !c.lv || !c.ering || !lt_ok) {
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
+  for (int up = 1; up <= HT_FILTER_MAX_DOWN; up++) { /* zeros where nothing is carried */
+    const int32_t *carried = ht_job_carry_in_row(job, rows->width, up);
+    if (carried)
+      memcpy(c.ering + (size_t)(HT_FILTER_MAX_DOWN + up) * c.stride + PAD, carried,
+             (size_t)rows->width * sizeof *carried);
+  }
+  ht_job_carry_begin(job, rows->width, rows->height);
   s = instances[ht_footprint_of(f).index][c.levels == 2](&c);
 out:
   free(c.in);

@@ -14,7 +14,13 @@
  * instantiated for the footprints of footprint.h. The error sums in the
  * columns outside the image (the pads) are dropped: they flow only into
  * other pad columns and are cleared with the row, which is the "error
- * leaving the image is dropped" rule. */
+ * leaving the image is dropped" rule.
+ *
+ * Carried rows (job.h) enter as the terms the rows above the band push
+ * into it, added before the band's first row (sums do not depend on
+ * order), and leave as the errors of the band's last rows, which only
+ * those rows store: they run in instances of their own, so that the
+ * other rows' loop stays as it is. */
 #include "footprint.h"
 #include "impl.h"
 #include "levels.h"
@@ -45,8 +51,11 @@ typedef struct {
 
 
 
-HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, const edrc *c,
-                     const int32_t *restrict cur, int32_t *const down[HT_FILTER_MAX_DOWN + 1])
+/* One row: `cur` holds what the rows above pushed into it, down[dy] what
+ * reaches row y + dy so far. With `store`, the errors go to eout too. */
+HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, const bool store, const edrc *c,
+                     const int32_t *restrict cur, int32_t *const down[HT_FILTER_MAX_DOWN + 1],
+                     int32_t *restrict eout)
 {
   const int64_t w = c->rows->width;
   const int32_t *restrict in = c->in;
@@ -84,6 +93,8 @@ HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, c
       vprev = v;
     }
     int32_t e = ht_level_round(binary, &c->lt, v, &lv[x]);
+    if (store)
+      eout[x] = e;
     /* slide by one column while adding this pixel's shares; pend0[R]
      * stays 0 (binary: the share for x + 1 was added above instead) */
 #pragma GCC unroll 8
@@ -109,16 +120,19 @@ HT_AI void ed_rc_row(const int L, const int R, const int D, const bool binary, c
   }
 }
 
-HT_AI ht_status ed_rc_rows(const int L, const int R, const int D, const bool binary, edrc *c)
+/* Rows y0 .. y1 - 1; with `store`, their errors go to carry_out. */
+HT_AI ht_status ed_rc_rows(const int L, const int R, const int D, const bool binary, const bool store, edrc *c,
+                           int64_t y0, int64_t y1)
 {
   const ht_rows *rows = c->rows;
   const int64_t h = rows->height;
-  for (int64_t y = 0; y < h; y++) {
+  for (int64_t y = y0; y < y1; y++) {
     rows->load(rows, y, 0, rows->width, c->in);
     int32_t *down[HT_FILTER_MAX_DOWN + 1];
     for (int dy = 0; dy <= HT_FILTER_MAX_DOWN; dy++)
       down[dy] = c->err + (size_t)((y + dy) % NROWS) * c->stride + PAD;
-    ed_rc_row(L, R, D, binary, c, down[0], down);
+    ed_rc_row(L, R, D, binary, store, c, down[0], down,
+              store ? ht_job_carry_out_row(c->job, rows->width, h, y) : NULL);
     /* this slot becomes row y + NROWS: clear it, pads included */
     memset(down[0] - PAD, 0, c->stride * sizeof *c->err);
     rows->store(rows, y, 0, rows->width, c->lv);
@@ -128,15 +142,41 @@ HT_AI ht_status ed_rc_rows(const int L, const int R, const int D, const bool bin
   return HT_OK;
 }
 
-/* one instance per footprint (footprint.h), binary and multi-level */
-#define INSTANCE(L, R, D) \
-  static ht_status run_##L##R##D##_b(edrc *c) { return ed_rc_rows(L, R, D, true, c); } \
-  static ht_status run_##L##R##D##_m(edrc *c) { return ed_rc_rows(L, R, D, false, c); }
-HT_FOOTPRINTS(INSTANCE)
+/* The terms that the carried rows above the band push into its first
+ * rows (ed.c's, tap by tap; columns outside the image dropped). */
+static void push_carried(edrc *c)
+{
+  const ht_filter *f = &c->job->filter;
+  const int64_t w = c->rows->width, h = c->rows->height;
+  for (int up = 1; up <= ht_job_carry_rows(c->job); up++) {
+    const int32_t *e = ht_job_carry_in_row(c->job, w, up);
+    for (int t = 0; e && t < f->ntaps; t++) {
+      const int64_t y = f->taps[t].dy - up, dx = f->taps[t].dx; /* band row y, y < NROWS */
+      if (y < 0 || y >= h)
+        continue;
+      int32_t *dst = c->err + (size_t)y * c->stride + PAD;
+      for (int64_t x = dx < 0 ? -dx : 0; x < w && x + dx < w; x++)
+        dst[x + dx] += ht_fx_term(e[x], f->taps[t].q);
+    }
+  }
+}
+
+/* one instance per footprint (footprint.h), binary and multi-level,
+ * for the rows that carry nothing out and for those that do */
+typedef ht_status (*rows_fn)(edrc *c, int64_t y0, int64_t y1);
+#define INSTANCE(L, R, D, binary, store, name) \
+  static ht_status name(edrc *c, int64_t y0, int64_t y1) { return ed_rc_rows(L, R, D, binary, store, c, y0, y1); }
+#define INSTANCES(L, R, D)                                   \
+  INSTANCE(L, R, D, true, false, run_##L##R##D##_b)          \
+  INSTANCE(L, R, D, false, false, run_##L##R##D##_m)         \
+  INSTANCE(L, R, D, true, true, carry_##L##R##D##_b)         \
+  INSTANCE(L, R, D, false, true, carry_##L##R##D##_m)
+HT_FOOTPRINTS(INSTANCES)
+#undef INSTANCES
 #undef INSTANCE
 
-static ht_status (*const instances[HT_FOOTPRINT_COUNT][2])(edrc *) = {
-#define ROW(L, R, D) { run_##L##R##D##_m, run_##L##R##D##_b },
+static const rows_fn instances[HT_FOOTPRINT_COUNT][2][2] = { /* [footprint][store][binary] */
+#define ROW(L, R, D) { { run_##L##R##D##_m, run_##L##R##D##_b }, { carry_##L##R##D##_m, carry_##L##R##D##_b } },
   HT_FOOTPRINTS(ROW)
 #undef ROW
 };
@@ -161,7 +201,14 @@ ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows)
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
-  s = instances[ht_footprint_of(f).index][c.levels == 2](&c);
+  push_carried(&c);
+  ht_job_carry_begin(job, rows->width, rows->height);
+  const rows_fn *fn = instances[ht_footprint_of(f).index][0], *fn_carry = instances[ht_footprint_of(f).index][1];
+  const int64_t h = rows->height, carried = job->carry_out ? ht_job_carry_rows(job) : 0;
+  const int64_t y1 = h > carried ? h - carried : 0; /* the rows from y1 on leave as carried rows */
+  s = fn[c.levels == 2](&c, 0, y1);
+  if (s == HT_OK && y1 < h)
+    s = fn_carry[c.levels == 2](&c, y1, h);
 out:
   free(c.in);
   free(c.lv);

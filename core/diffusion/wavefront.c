@@ -37,7 +37,12 @@
  * flight, all after band b + 1 -- the only band that reads band b's
  * rows -- which is done; the diagonal kernel checks that band b + 1 is
  * done before it starts band b + ring. In all O(3 * ring * width +
- * T * G * 1024) values, never O(pixels). */
+ * T * G * 1024) values, never O(pixels).
+ *
+ * Carried rows (job.h, ht_run_band). The rows above band 0 are laid out
+ * as a set too (W->top), so that band 0 reads the carried rows (zeros at
+ * the top of the image) as any band reads the band above's; and a band's
+ * last rows, whole in its set, leave as carried rows once it is done. */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +71,21 @@ typedef struct {
   pthread_t tid;
 } worker;
 
+/* Carried rows (job.h): the rows of band B that the band below it in a
+ * taller image reads, copied once the band is done from its set, where
+ * its last dk rows are whole rows. Only the image's last bands have
+ * any. */
+void ht_wf_carry_out(const wf *W, const band *B)
+{
+  if (!W->job->carry_out)
+    return;
+  for (int j = B->g - W->dk > 0 ? B->g - W->dk : 0; j < B->g; j++) {
+    int32_t *dst = ht_job_carry_out_row(W->job, W->w, W->h, B->y0 + j);
+    if (dst)
+      memcpy(dst, band_set(W, B->b) + (size_t)(j - (B->g - W->dk)) * W->S, (size_t)W->w * sizeof *dst);
+  }
+}
+
 /* Thread `me`'s share of the run: bands off the ticket until none is
  * left (the diagonal kernel's threads share bands instead). */
 static void work(wf *W, int me)
@@ -81,6 +101,7 @@ static void work(wf *W, int me)
   while (!ht_job_cancelled(W->job) && ht_wf_ticket_take(W, ht_wf_band_rows(W, me), NULL, &B)) {
     if (!W->band(W, me, &B))
       break;
+    ht_wf_carry_out(W, &B);
     WF_STAT(W, me, bands, 1);
     WF_STAT(W, me, rows, B.g);
     /* only the calling thread reports progress (and may cancel); bands
@@ -231,9 +252,17 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
     free(workers);
     T /= 2;
   }
-  W.zero = ht_alloc(job, W.S, sizeof *W.zero);
+  W.dk = W.diag ? 1 : ht_footprint_of(f).down;
+  W.top_mem = ht_alloc(job, (size_t)W.dk, W.S * sizeof *W.top_mem);
+  W.top = W.top_mem ? W.top_mem + PAD : NULL;
+  for (int up = 1; W.top && up <= W.dk; up++) {
+    const int32_t *carried = ht_job_carry_in_row(job, W.w, up);
+    if (carried)
+      memcpy(W.top + (size_t)(W.dk - up) * W.S, carried, (size_t)W.w * sizeof *carried);
+  }
+  ht_job_carry_begin(job, W.w, W.h);
   bool lt_ok = ht_level_table_init(&W.lt, job, W.levels);
-  if (!W.e || !W.zero || !W.prog || !W.pace || !workers || !lt_ok ||
+  if (!W.e || !W.top || !W.prog || !W.pace || !workers || !lt_ok ||
       (W.diag ? !W.dtiles || !W.dbands || !W.parked : !W.slide || !W.tiles)) {
     st = HT_ERR_NO_MEMORY;
     goto out;
@@ -322,7 +351,7 @@ out:
     pthread_cond_destroy(&W.prog[k].wake);
   }
   free_buffers(&W);
-  free(W.zero);
+  free(W.top_mem);
   free(workers);
   ht_level_table_free(&W.lt);
   if (WF_STATS && tm[4])

@@ -105,9 +105,13 @@ struct wf {
   ht_level_table lt;
   int ring;            /* slots for bands in flight: T + 1, more with dbands */
   int set_rows;        /* rows per set of e: a band's last rows            */
+  int dk;              /* of those, the rows the kernel reads: D of its footprint */
   int32_t *e;          /* ring sets of set_rows whole rows                 */
+  /* the rows above band 0, laid out as a set (band_set: row dk - up is
+   * `up` rows up): the carried rows where the band continues a taller
+   * image (job.h), zeros above the image */
+  int32_t *top, *top_mem;
   int32_t *slide;      /* T threads' G sliding rows of PAD + ER values   */
-  int32_t *zero;       /* a row of zeros: the rows above the image       */
   tile *tiles;         /* T threads' G chunk tiles                         */
   bool diag;           /* the diagonal kernel: bands of multiples of 8 rows */
   dtile *dtiles;       /* its T threads' buffers                           */
@@ -186,6 +190,9 @@ static inline void pace_sample(wf *W, int me, int64_t *t_mark, int64_t *waited, 
 }
 
 void ht_wf_wait_1ms(pthread_cond_t *c, pthread_mutex_t *m);
+/* Once band B is done: its rows that the job's carry_out takes
+ * (wavefront.c). */
+void ht_wf_carry_out(const wf *W, const band *B);
 bool ht_wf_wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint64_t *seen, int64_t *waited);
 /* The same, with the usual case inline: the kernel's loop asks at every
  * step, and `seen` mostly shows the steps done already. */

@@ -75,13 +75,16 @@ HT_AI DAVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t 
  * ceil(g / 8) vectors (rows past g, in the image's last band only, run on
  * zeros and are not stored), in thread buffers d. The band above must
  * have done the columns the block reads. True when that was the
- * band's last block: then S may be taken by a new band at once. */
-HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume, const int n)
+ * band's last block: then S may be taken by a new band at once.
+ * The band's set gets the errors of its last vector's last lane, which
+ * the next band reads; with TAIL, in the image's last band where rows
+ * past g run, those of row g - 1 instead, for carried rows (job.h). */
+HT_AI DAVX2 bool diag_block(const int NV, const bool TAIL, wf *W, dband *S, dtile *d, bool resume, const int n)
 {
   const int64_t b = S->b, w = W->w, y0 = S->y0, i0 = S->i0, N = S->n;
   const int g = S->g, skew = 2 * (8 * NV - 1);
   int32_t *const next = band_set(W, b);
-  const int32_t *const above = b > 0 ? band_set(W, b - 1) : W->zero + PAD;
+  const int32_t *const above = b > 0 ? band_set(W, b - 1) : W->top;
   const ht_rows *const rows = W->rows;
   const uint8_t *const gray =
       rows->in_format == HT_FORMAT_U8 && rows->in_channels == 1 && rows->in_channel == 0 ? rows->in : NULL;
@@ -92,7 +95,7 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
                 q_ul = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT + 1]), mid = _mm256_set1_epi32(HT_FX_ONE / 2),
                 one = _mm256_set1_epi32(HT_FX_ONE), up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6),
                 lanes = _mm256_setr_epi32(0, -2, -4, -6, -8, -10, -12, -14), wv = _mm256_set1_epi32((int)w),
-                zero = _mm256_setzero_si256();
+                zero = _mm256_setzero_si256(), last = _mm256_set1_epi32((g - 1) % 8);
   /* e: the errors of the iteration before (the left neighbours). The
    * terms from above and above-left, which come from the moved vector of
    * one and two iterations before, are added to the coming iterations'
@@ -196,9 +199,15 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
       _mm256_store_si256(st, on);
       e[k] = err;
     }
-    const int64_t xl = i - skew; /* the last row's column */
-    if (xl >= 0 && xl < w)
-      next[xl] = _mm256_extract_epi32(e[NV - 1], 7);
+    if (TAIL) { /* row g - 1's column */
+      const int64_t xl = i - 2 * (g - 1);
+      if (xl >= 0 && xl < w)
+        next[xl] = _mm256_cvtsi256_si32(_mm256_permutevar8x32_epi32(e[NV - 1], last));
+    } else {
+      const int64_t xl = i - skew; /* the last row's column */
+      if (xl >= 0 && xl < w)
+        next[xl] = _mm256_extract_epi32(e[NV - 1], 7);
+    }
   }
   for (int k = 0; k < NV; k++) {
     _mm256_store_si256((__m256i *)(void *)&S->e[8 * k], e[k]);
@@ -237,21 +246,35 @@ HT_AI DAVX2 bool diag_block(const int NV, wf *W, dband *S, dtile *d, bool resume
   return true;
 }
 
-DAVX2 bool ht_wf_diagonal_block(wf *W, dband *S, dtile *d, bool resume, int n)
+/* Band S's block in the instance for its vectors, with TAIL or not. */
+#if DG > 32
+#define DIAG_CASES(TAIL)                                                                        \
+  DIAG_CASE(1, TAIL) DIAG_CASE(2, TAIL) DIAG_CASE(3, TAIL) DIAG_CASE(4, TAIL) DIAG_CASE(5, TAIL) \
+  DIAG_CASE(6, TAIL) DIAG_CASE(7, TAIL) DIAG_CASE(8, TAIL)
+#elif DG > 16
+#define DIAG_CASES(TAIL) DIAG_CASE(1, TAIL) DIAG_CASE(2, TAIL) DIAG_CASE(3, TAIL) DIAG_CASE(4, TAIL)
+#else
+#define DIAG_CASES(TAIL) DIAG_CASE(1, TAIL) DIAG_CASE(2, TAIL)
+#endif
+#define DIAG_CASE(NV, TAIL) case NV: return diag_block(NV, TAIL, W, S, d, resume, n);
+
+/* The image's last band, where carried rows need its row g - 1 and g is
+ * not a multiple of 8: apart, so that the usual instances' code stays as
+ * it is. */
+DAVX2 static __attribute__((noinline)) bool diag_block_tail(wf *W, dband *S, dtile *d, bool resume, int n)
 {
   switch ((S->g + 7) / 8) {
-  case 1: return diag_block(1, W, S, d, resume, n);
-  case 2: return diag_block(2, W, S, d, resume, n);
-#if DG > 16
-  case 3: return diag_block(3, W, S, d, resume, n);
-  case 4: return diag_block(4, W, S, d, resume, n);
-#endif
-#if DG > 32
-  case 5: return diag_block(5, W, S, d, resume, n);
-  case 6: return diag_block(6, W, S, d, resume, n);
-  case 7: return diag_block(7, W, S, d, resume, n);
-  case 8: return diag_block(8, W, S, d, resume, n);
-#endif
+    DIAG_CASES(true)
+  default: return true;
+  }
+}
+
+DAVX2 bool ht_wf_diagonal_block(wf *W, dband *S, dtile *d, bool resume, int n)
+{
+  if (S->g % 8 && W->job->carry_out)
+    return diag_block_tail(W, S, d, resume, n);
+  switch ((S->g + 7) / 8) {
+    DIAG_CASES(false)
   default: return true;
   }
 }

@@ -236,6 +236,8 @@ void ht_wf_diagonal_work(wf *W, int me)
         }
         WF_STAT(W, me, bands, 1);
         WF_STAT(W, me, rows, g);
+        const band B = { cur->b, cur->y0, g, 0 };
+        ht_wf_carry_out(W, &B);
         cur = NULL;
         ran = NULL; /* its slot may come back as another band */
       }

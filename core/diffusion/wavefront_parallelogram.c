@@ -178,7 +178,9 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
   /* the band's last D rows are whole rows in set b mod (T + 1), where the
    * next band finds them; the others slide */
   int32_t *set = band_set(W, b);
-  const int32_t *prev = b > 0 ? band_set(W, b - 1) : NULL;
+  /* the rows above: the band above's set, or above band 0 the same
+   * layout of carried rows or zeros */
+  const int32_t *prev = b > 0 ? band_set(W, b - 1) : W->top;
   tile *T = W->tiles + (size_t)me * G;
   /* where row j's errors are: column x at er[j][x - base[j]] */
   int32_t *er[G];
@@ -192,10 +194,9 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
     }
     base[j] = 0; /* whole rows keep it */
   }
-  /* rows above the band: the band above's last D rows, or zeros */
   const int32_t *above[HT_FILTER_MAX_DOWN + 1];
   for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
-    above[dy] = dy > D ? NULL : y0 - dy >= 0 ? prev + (size_t)(D - dy) * S : W->zero + PAD;
+    above[dy] = dy > D ? NULL : prev + (size_t)(D - dy) * S;
   const int64_t steps = band_steps(w, SH, g);
   /* the band above and its last row */
   const int64_t prev_all = band_steps(w, SH, B->gprev);
