@@ -4,7 +4,11 @@
  *
  * Exit status: 0 success, 1 failure (file, image, GPU), 2 usage error.
  * Every failure prints one line "halftone: ..." on stderr and leaves no
- * output file behind (imageio writes to a temporary file and renames it).
+ * output file behind: the output is claimed before the input is read
+ * (imageio's hti_dest_open: not the input itself, not read-only, a
+ * temporary file can be made beside it), written to that temporary file
+ * and renamed over the destination only as the very last step, after
+ * everything that can still fail (stdout included).
  *
  * The common case, an 8-bit PGM to a PBM, is kept copy-free: the input is
  * mapped and handed to ht_run in place, the 1-bit result is rendered
@@ -40,6 +44,10 @@ static const char help_head[] =
   "          .pbm  packed 1-bit (2 levels, one plane)\n"
   "          .pgm  8-bit gray      .ppm  8-bit RGB (with --color per-channel)\n"
   "          .png  gray/RGB, alpha kept; 1-bit when black and white\n"
+  "        /dev/null: nothing is written (e.g. with --bench or --metrics)\n"
+  "        An existing output keeps its mode; a symbolic link keeps pointing\n"
+  "        to the file it names, which is replaced. The output cannot be the\n"
+  "        input file (under any name).\n"
   "\n"
   "Options:\n";
 
@@ -49,6 +57,7 @@ static const char help_tail[] =
   "                      0..255 units, to stdout\n"
   "  --bench N           run the halftoning alone N times and print the\n"
   "                      minimum and median time and ns per pixel\n"
+  "  --force             replace an existing output file that is read-only\n"
   "  --quiet             no notices on stderr (errors are still printed)\n"
   "  --version           print the version and exit\n"
   "  --help              print this help and exit\n"
@@ -210,6 +219,7 @@ typedef struct {
   int variant;
   bool metrics;
   int bench;
+  bool force;
   bool quiet;
 } options;
 
@@ -294,7 +304,7 @@ static const char *names_or(ht_list list)
 
 enum {
   OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_SERPENTINE, OPT_COLOR, OPT_BACKEND,
-  OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_QUIET, OPT_VERSION, OPT_HELP,
+  OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_FORCE, OPT_QUIET, OPT_VERSION, OPT_HELP,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -311,6 +321,7 @@ static int parse_args(int argc, char **argv, options *o)
     { "variant", required_argument, NULL, OPT_VARIANT },
     { "metrics", no_argument, NULL, OPT_METRICS },
     { "bench", required_argument, NULL, OPT_BENCH },
+    { "force", no_argument, NULL, OPT_FORCE },
     { "quiet", no_argument, NULL, OPT_QUIET },
     { "version", no_argument, NULL, OPT_VERSION },
     { "help", no_argument, NULL, OPT_HELP },
@@ -359,6 +370,7 @@ static int parse_args(int argc, char **argv, options *o)
       if (!parse_int(arg, 1, 1000000, &o->bench))
         return usage_error("--bench must be a whole number of runs 1..1000000, not '%s'", arg);
       break;
+    case OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
     case 'V':
     case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
@@ -520,8 +532,11 @@ int main(int argc, char **argv)
     return rc;
   int kind = hti_kind_from_path(o.output);
   if (kind < 0)
-    return quit(ctx, usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm or .png",
+    return quit(ctx, usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm or .png "
+                                 "(or be /dev/null)",
                                  o.output));
+  /* the null device takes whatever PNG would (nothing is written) */
+  bool png_like = kind == HTI_PNG || kind == HTI_NULL;
   if (kind == HTI_PBM && o.nplane_levels > 0)
     return quit(ctx, usage_error("%s: PBM holds one plane; per-plane --levels need .ppm or .png", o.output));
   if (kind == HTI_PBM && o.levels != 2)
@@ -531,7 +546,8 @@ int main(int argc, char **argv)
     return quit(ctx, usage_error("%s: this build has no PNG support (libpng was not found)", o.output));
 
   char err[512];
-  if (!hti_check_output(o.output, err, sizeof err)) {
+  hti_dest dest;
+  if (!hti_dest_open(&dest, o.output, o.input, o.force, err, sizeof err)) {
     say("%s: %s", o.output, err);
     return quit(ctx, 1);
   }
@@ -540,6 +556,7 @@ int main(int argc, char **argv)
   hti_image im;
   if (!hti_read(o.input, &im, err, sizeof err)) {
     say("%s: %s", o.input, err);
+    hti_dest_close(&dest);
     return quit(ctx, 1);
   }
   int colors = im.channels - (im.has_alpha ? 1 : 0);
@@ -550,24 +567,27 @@ int main(int argc, char **argv)
   /* --- output layout */
   if (o.nplane_levels > 0 && o.nplane_levels != planes) {
     hti_release(&im);
+    hti_dest_close(&dest);
     return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but %s has %d", o.nplane_levels,
                                  o.input, planes));
   }
   if (per_channel && (kind == HTI_PBM || kind == HTI_PGM)) {
     hti_release(&im);
+    hti_dest_close(&dest);
     return quit(ctx, usage_error("%s: --color per-channel on colour input gives RGB; write .ppm or .png", o.output));
   }
   if (kind == HTI_PPM && planes != 3) {
     hti_release(&im);
+    hti_dest_close(&dest);
     return quit(ctx, usage_error("%s: PPM output is for --color per-channel on colour input; write .pgm, .pbm or .png",
                                  o.output));
   }
-  bool keep_alpha = im.has_alpha && kind == HTI_PNG;
+  bool keep_alpha = im.has_alpha && png_like;
   int file_channels = planes + (keep_alpha ? 1 : 0);
   int depth;
-  if (kind == HTI_PBM || (kind == HTI_PNG && planes == 1 && !keep_alpha && o.levels == 2))
+  if (kind == HTI_PBM || (png_like && planes == 1 && !keep_alpha && o.levels == 2))
     depth = 1;
-  else if (kind == HTI_PNG && keep_alpha && im.depth == 16)
+  else if (png_like && keep_alpha && im.depth == 16)
     depth = 16; /* a 16-bit alpha channel keeps its precision */
   else
     depth = 8;
@@ -579,6 +599,7 @@ int main(int argc, char **argv)
   if (!hti_out_init(&out, (hti_kind)kind, im.width, im.height, file_channels, depth, err, sizeof err)) {
     say("%s: %s", o.output, err);
     hti_release(&im);
+    hti_dest_close(&dest);
     return quit(ctx, 1);
   }
 
@@ -665,8 +686,12 @@ int main(int argc, char **argv)
     printf("mean tone error: %.4f\nHVS error: %.4f\n", tone / planes, hvs / planes);
   }
 
-  /* --- output */
-  if (!hti_out_write(&out, o.output, err, sizeof err)) {
+  /* --- output: stdout first, since a run that fails writes no file */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    say("cannot write to stdout: %s; %s not written", strerror(errno), o.output);
+    goto done;
+  }
+  if (!hti_out_write(&out, &dest, err, sizeof err)) {
     say("%s: %s", o.output, err);
     goto done;
   }
@@ -674,13 +699,10 @@ int main(int argc, char **argv)
   for (int i = 0; i < notes.count && !o.quiet; i++)
     say("%s", notes.text[i]);
 done:
+  hti_dest_close(&dest);
   ht_context_free(ctx);
   free(scratch);
   hti_out_free(&out);
   hti_release(&im);
-  if (fflush(stdout) != 0 && rc == 0) {
-    say("cannot write to stdout: %s", strerror(errno));
-    rc = 1;
-  }
   return rc;
 }

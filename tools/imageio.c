@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -581,8 +582,18 @@ uint8_t *hti_gray8(const hti_image *im, int channel)
 
 /* --------------------------------------------------------------- output */
 
+/* Whether `path` is the null device (where output goes to be discarded). */
+static bool is_null_device(const char *path)
+{
+  struct stat a, b;
+  return stat(path, &a) == 0 && S_ISCHR(a.st_mode) && stat("/dev/null", &b) == 0 && S_ISCHR(b.st_mode) &&
+         a.st_rdev == b.st_rdev;
+}
+
 int hti_kind_from_path(const char *path)
 {
+  if (is_null_device(path))
+    return HTI_NULL;
   const char *slash = strrchr(path, '/');
   const char *dot = strrchr(slash ? slash + 1 : path, '.');
   if (!dot)
@@ -596,8 +607,8 @@ int hti_kind_from_path(const char *path)
 
 const char *hti_kind_name(hti_kind kind)
 {
-  static const char *const names[] = { "PBM", "PGM", "PPM", "PNG" };
-  return (int)kind >= 0 && kind <= HTI_PNG ? names[kind] : "?";
+  static const char *const names[] = { "PBM", "PGM", "PPM", "PNG", "the null device" };
+  return (int)kind >= 0 && kind <= HTI_NULL ? names[kind] : "?";
 }
 
 bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
@@ -618,7 +629,8 @@ bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int 
                   kind == HTI_PGM ? "one plane of" : "three planes (RGB) of");
     break;
   case HTI_PNG:
-    if (!HT_HAVE_PNG)
+  case HTI_NULL:
+    if (kind == HTI_PNG && !HT_HAVE_PNG)
       return fail(err, n, "this build has no PNG support (libpng was not found)");
     if (channels < 1 || channels > 4 || (depth != 1 && depth != 8 && depth != 16) ||
         (depth == 1 && channels != 1))
@@ -641,7 +653,7 @@ bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int 
   int hl = 0;
   if (kind == HTI_PBM)
     hl = snprintf(header, sizeof header, "P4\n%lld %lld\n", (long long)width, (long long)height);
-  else if (kind != HTI_PNG)
+  else if (kind == HTI_PGM || kind == HTI_PPM)
     hl = snprintf(header, sizeof header, "P%c\n%lld %lld\n255\n", kind == HTI_PGM ? '5' : '6',
                   (long long)width, (long long)height);
   if (data_len > SIZE_MAX - (size_t)hl)
@@ -679,22 +691,60 @@ static bool write_all(int fd, const uint8_t *p, size_t len, char *err, size_t n)
 }
 
 #if HT_HAVE_PNG
-static bool write_png(const hti_out *o, FILE *f, char *err, size_t n)
+/* libpng writes through write_all into the temporary file's descriptor,
+ * so that a failing write reports the system's reason ("No space left on
+ * device") instead of libpng's "Write Error". */
+typedef struct {
+  png_io io; /* first: png_fail finds the error buffer and jmp_buf there */
+  int fd;
+  size_t used;
+  uint8_t buf[1 << 18]; /* fewer, larger write() calls than libpng's 8 KiB */
+} png_sink;
+
+static void png_sink_write(png_structp png, png_bytep data, size_t len)
 {
-  /* Nothing below changes an automatic variable between setjmp and a
-   * possible longjmp, so `io` can live on the stack here. */
-  png_io io = { .err = err, .err_size = n };
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_fail, png_warn);
+  png_sink *s = png_get_io_ptr(png);
+  if (len > sizeof s->buf - s->used) {
+    if (!write_all(s->fd, s->buf, s->used, s->io.err, s->io.err_size))
+      longjmp(s->io.jmp, 1);
+    s->used = 0;
+  }
+  if (len > sizeof s->buf) {
+    if (!write_all(s->fd, data, len, s->io.err, s->io.err_size))
+      longjmp(s->io.jmp, 1);
+    return;
+  }
+  memcpy(s->buf + s->used, data, len);
+  s->used += len;
+}
+
+static void png_sink_flush(png_structp png) { (void)png; }
+
+static bool write_png(const hti_out *o, int fd, char *err, size_t n)
+{
+  /* On the heap: the buffer is large, and what changes between setjmp
+   * and a longjmp must not live in this function's automatic variables. */
+  png_sink *s = malloc(sizeof *s);
+  if (!s)
+    return fail(err, n, "out of memory");
+  memset(&s->io, 0, sizeof s->io);
+  s->io.err = err;
+  s->io.err_size = n;
+  s->fd = fd;
+  s->used = 0;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &s->io, png_fail, png_warn);
   png_infop info = png ? png_create_info_struct(png) : NULL;
   if (!info) {
     png_destroy_write_struct(&png, NULL);
+    free(s);
     return fail(err, n, "out of memory");
   }
-  if (setjmp(io.jmp)) {
+  if (setjmp(s->io.jmp)) {
     png_destroy_write_struct(&png, &info);
+    free(s);
     return false;
   }
-  png_init_io(png, f);
+  png_set_write_fn(png, s, png_sink_write, png_sink_flush);
   static const int types[] = { PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                PNG_COLOR_TYPE_RGB_ALPHA };
   png_set_IHDR(png, info, (png_uint_32)o->width, (png_uint_32)o->height, o->depth,
@@ -714,82 +764,206 @@ static bool write_png(const hti_out *o, FILE *f, char *err, size_t n)
     png_write_row(png, o->pixels + (size_t)y * o->stride);
   png_write_end(png, NULL);
   png_destroy_write_struct(&png, &info);
-  return true;
+  bool ok = write_all(fd, s->buf, s->used, err, n);
+  free(s);
+  return ok;
 }
 #endif
 
-bool hti_check_output(const char *path, char *err, size_t n)
+/* The file a symbolic link finally points to (chains followed, the
+ * target need not exist yet), malloc'ed; a copy of `path` when it is no
+ * link. NULL with errno set on failure (ELOOP for a cycle). */
+static char *link_target(const char *path)
 {
-  const char *slash = strrchr(path, '/');
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return fail(err, n, "is a folder");
-  /* The file is replaced by rename(): that would swap a device or a pipe
-   * (e.g. /dev/stdout) for a plain file, so refuse those. */
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    return fail(err, n, "exists and is not a regular file; halftone writes regular files only");
-  if (slash && slash[1] == '\0')
-    return fail(err, n, "names a folder, not a file");
-  char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-  if (!dir)
-    return fail(err, n, "out of memory");
-  bool ok = true;
-  if (access(dir, W_OK | X_OK) != 0)
-    ok = fail(err, n, "cannot create a file in %s: %s", dir, strerror(errno));
-  free(dir);
-  return ok;
+  char *p = strdup(path);
+  for (int hops = 0; p; hops++) {
+    struct stat st;
+    if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+      return p;
+    if (hops == 40) {
+      free(p);
+      errno = ELOOP;
+      return NULL;
+    }
+    char target[PATH_MAX];
+    ssize_t len = readlink(p, target, sizeof target - 1);
+    if (len < 0) {
+      free(p);
+      return NULL;
+    }
+    target[len] = '\0';
+    const char *slash = strrchr(p, '/');
+    size_t dirlen = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1;
+    char *next = malloc(dirlen + (size_t)len + 1);
+    if (next) {
+      memcpy(next, p, dirlen);
+      memcpy(next + dirlen, target, (size_t)len + 1);
+    }
+    free(p);
+    p = next;
+  }
+  return NULL;
 }
 
-bool hti_out_write(const hti_out *o, const char *path, char *err, size_t n)
+bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool force, char *err, size_t n)
 {
+  memset(d, 0, sizeof *d);
+  d->fd = -1;
+  if (is_null_device(output)) {
+    d->discard = true;
+    return true;
+  }
+  size_t olen = strlen(output);
+  if (olen == 0)
+    return fail(err, n, "empty file name");
+  if (output[olen - 1] == '/')
+    return fail(err, n, "names a folder, not a file");
+  char *path = link_target(output);
+  if (!path)
+    return fail(err, n, "cannot follow the symbolic link: %s", strerror(errno));
+  struct stat st, in;
+  bool exists = stat(path, &st) == 0;
+  const char *why = NULL;
+  if (exists && S_ISDIR(st.st_mode))
+    why = "is a folder";
+  /* The file is replaced by rename(): that would swap a device or a pipe
+   * (e.g. /dev/stdout) for a plain file, so refuse those. */
+  else if (exists && !S_ISREG(st.st_mode))
+    why = "exists and is not a regular file; halftone writes regular files only";
+  /* The same file under any name (another path, a hard or symbolic link):
+   * device and inode, not names, tell. */
+  else if (exists && input && stat(input, &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+    why = "is the input file; writing it would destroy the input (choose another output name)";
+  /* Read-only: no write permission bit, or none for us (a file of another
+   * user); root's access() ignores the bits, so they are looked at too. A
+   * read-only file system is the folder's problem, said by mkstemp below. */
+  else if (exists && !force && ((st.st_mode & 0222) == 0 || (access(path, W_OK) != 0 && errno != EROFS)))
+    why = "is read-only (no write permission); use --force to replace it";
+  if (why) {
+    free(path);
+    return fail(err, n, "%s", why);
+  }
+
   /* The temporary file lives beside the destination so that rename() is
-   * atomic (same file system). */
+   * atomic (same file system). Its name is ".NAME.tmp-XXXXXX", with NAME
+   * shortened where the folder's name limit needs it, so a name close to
+   * that limit still works; the destination's own name is checked here,
+   * before the work, not by the rename after it. */
   const char *slash = strrchr(path, '/');
   size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
   const char *base = slash ? slash + 1 : path;
-  size_t tl = dirlen + strlen(base) + 32;
-  char *tmp = malloc(tl);
-  if (!tmp)
+  char *dir = dirlen ? strndup(path, dirlen) : strdup(".");
+  if (!dir) {
+    free(path);
     return fail(err, n, "out of memory");
-  snprintf(tmp, tl, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, base);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
+  }
+  errno = 0;
+  long name_max = pathconf(dir, _PC_NAME_MAX);
+  if (name_max < 0 && errno != 0) {
     int e = errno;
-    bool r = fail(err, n, "cannot create a file in %.*s: %s", dirlen ? (int)dirlen : 1,
-                  dirlen ? path : ".", strerror(e));
-    free(tmp);
+    bool r = fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
+    free(dir);
+    free(path);
     return r;
   }
-  /* mkstemp makes the file 0600; give it the mode a plain creat() would. */
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
+  size_t blen = strlen(base), keep = blen;
+  if (name_max > 0 && blen > (size_t)name_max) {
+    bool r = fail(err, n, "cannot create a file in %s: %s (the name has %zu bytes, at most %ld fit)", dir,
+                  strerror(ENAMETOOLONG), blen, name_max);
+    free(dir);
+    free(path);
+    return r;
+  }
+  static const char suffix[] = ".tmp-XXXXXX";
+  if (name_max > 0 && 1 + keep + sizeof suffix - 1 > (size_t)name_max)
+    keep = (size_t)name_max - sizeof suffix;
+  size_t tl = dirlen + 1 + keep + sizeof suffix;
+  char *tmp = malloc(tl);
+  if (!tmp) {
+    free(dir);
+    free(path);
+    return fail(err, n, "out of memory");
+  }
+  snprintf(tmp, tl, "%.*s.%.*s%s", (int)dirlen, path, (int)keep, base, suffix);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    bool r = fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
+    free(tmp);
+    free(dir);
+    free(path);
+    return r;
+  }
+  free(dir);
+  /* mkstemp makes the file 0600: give it the mode of the file it replaces
+   * (and its owner and group where we may), else what a plain creat()
+   * would; a private 0600 file stays private. */
+  mode_t mode;
+  if (exists) {
+    if ((st.st_uid != geteuid() || st.st_gid != getegid()) && fchown(fd, st.st_uid, st.st_gid) != 0 &&
+        fchown(fd, (uid_t)-1, st.st_gid) != 0) {
+      /* not permitted: the file becomes ours, with its mode */
+    }
+    mode = st.st_mode & 07777;
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (fchmod(fd, mode) != 0) {
+    int e = errno;
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    free(path);
+    return fail(err, n, "cannot set the mode of the new file: %s", strerror(e));
+  }
+  d->path = path;
+  d->tmp = tmp;
+  d->fd = fd;
+  return true;
+}
 
+bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
+{
+  if (d->discard || o->kind == HTI_NULL)
+    return true;
+  if (d->fd < 0 || !d->tmp)
+    return fail(err, n, "the output file was not opened");
   bool ok;
 #if HT_HAVE_PNG
-  if (o->kind == HTI_PNG) {
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-      ok = fail(err, n, "cannot write: %s", strerror(errno));
-      close(fd);
-    } else {
-      ok = write_png(o, f, err, n);
-      if (fflush(f) != 0 && ok)
-        ok = fail(err, n, "cannot write: %s", strerror(errno));
-      if (fclose(f) != 0 && ok)
-        ok = fail(err, n, "cannot write: %s", strerror(errno));
-    }
-  } else
+  if (o->kind == HTI_PNG)
+    ok = write_png(o, d->fd, err, n);
+  else
 #endif
-  {
-    ok = write_all(fd, o->file, o->file_len, err, n);
-    if (close(fd) != 0 && ok)
-      ok = fail(err, n, "cannot write: %s", strerror(errno));
-  }
-  if (ok && rename(tmp, path) != 0)
-    ok = fail(err, n, "cannot replace the file: %s", strerror(errno));
+    ok = write_all(d->fd, o->file, o->file_len, err, n);
+  /* On the disk before the rename: a crash then leaves the old file or
+   * the new one, never an empty or partial one under the name. */
+  if (ok && fsync(d->fd) != 0)
+    ok = fail(err, n, "cannot write: %s", strerror(errno));
+  int fd = d->fd;
+  d->fd = -1;
+  if (close(fd) != 0 && ok)
+    ok = fail(err, n, "cannot write: %s", strerror(errno));
   if (!ok)
-    unlink(tmp);
-  free(tmp);
-  return ok;
+    return false;
+  if (rename(d->tmp, d->path) != 0)
+    return fail(err, n, "cannot replace the file: %s", strerror(errno));
+  free(d->tmp);
+  d->tmp = NULL;
+  return true;
+}
+
+void hti_dest_close(hti_dest *d)
+{
+  if (!d)
+    return;
+  if (d->fd >= 0)
+    close(d->fd);
+  if (d->tmp)
+    unlink(d->tmp);
+  free(d->tmp);
+  free(d->path);
+  memset(d, 0, sizeof *d);
+  d->fd = -1;
 }

@@ -5,10 +5,11 @@
  * the mapping: no copy. Anything else (16-bit big-endian samples, other
  * maxvals, ASCII variants, PNG) is converted once into a native buffer.
  *
- * Writing builds the whole file in memory, writes it to a temporary file
- * in the destination's folder and renames it over the destination only
- * when everything succeeded, so a failure never leaves a partial file
- * and never touches an existing one.
+ * Writing claims the destination before the work (hti_dest_open: the
+ * checks, and the temporary file beside the destination), builds the
+ * whole file in memory, writes and syncs it to the temporary file and
+ * renames it over the destination only when everything succeeded, so a
+ * failure never leaves a partial file and never touches an existing one.
  */
 #ifndef HT_IMAGEIO_H
 #define HT_IMAGEIO_H
@@ -22,6 +23,7 @@ typedef enum {
   HTI_PGM,
   HTI_PPM,
   HTI_PNG,
+  HTI_NULL, /* /dev/null: the layout PNG would have, nothing written */
 } hti_kind;
 
 /* A decoded image: interleaved samples, alpha last when has_alpha. */
@@ -52,7 +54,7 @@ void hti_release(hti_image *img);
 uint8_t *hti_gray8(const hti_image *img, int channel);
 
 /* The kind named by the file name's extension (case-insensitive: .pbm,
- * .pgm, .ppm, .png), or -1. */
+ * .pgm, .ppm, .png), HTI_NULL for the null device, or -1. */
 int hti_kind_from_path(const char *path);
 const char *hti_kind_name(hti_kind kind);
 /* Whether this build can read and write PNG. */
@@ -79,12 +81,31 @@ typedef struct {
  * allocates. False with a message in err when it cannot. */
 bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
                   int depth, char *err, size_t err_size);
-/* Early check that a file can be created where `path` points (the folder
- * exists and is writable; `path` is not a folder), so that a run fails
- * before the work rather than after it. */
-bool hti_check_output(const char *path, char *err, size_t err_size);
-/* Writes atomically to `path` (temporary file + rename). */
-bool hti_out_write(const hti_out *o, const char *path, char *err, size_t err_size);
 void hti_out_free(hti_out *o);
+
+/* Where an output file goes. */
+typedef struct {
+  char *path;   /* the file replaced: OUTPUT, or where its symbolic link points */
+  char *tmp;    /* the temporary file beside it; NULL once renamed or removed */
+  int fd;       /* open on tmp, or -1                                         */
+  bool discard; /* OUTPUT is the null device: nothing is written              */
+} hti_dest;
+
+/* Claims `output` before any work, so that a run fails before the work
+ * rather than after it: refuses a folder, a device or pipe (other than
+ * the null device), the file `input` itself under any name (hard or
+ * symbolic link, another path; `input` may be NULL), and an existing
+ * read-only file unless `force`; follows a symbolic link to its target;
+ * creates the temporary file beside the destination with the mode (and,
+ * where permitted, the owner) an existing file has, else 0666 & ~umask.
+ * False with a message in err; then nothing is left behind. */
+bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool force, char *err,
+                   size_t err_size);
+/* Writes the file to the temporary file, syncs it to the disk and renames
+ * it over the destination. False with a message in err; the caller then
+ * calls hti_dest_close, which removes the temporary file. */
+bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t err_size);
+/* Removes the temporary file unless hti_out_write renamed it; frees. */
+void hti_dest_close(hti_dest *d);
 
 #endif

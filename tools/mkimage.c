@@ -6,7 +6,8 @@
  * The centre square of INPUT (gray, or Rec. 709 luma of colour, as
  * `halftone` computes it) is resized to SIZE x SIZE by bilinear
  * interpolation with pixel centres aligned (x_src = (x + 0.5) * s - 0.5,
- * clamped at the edges).
+ * clamped at the edges). Like `halftone`, it refuses to write over its
+ * input and writes nothing when it fails.
  */
 #include "halftone.h"
 #include "imageio.h"
@@ -40,9 +41,15 @@ int main(int argc, char **argv)
     return 2;
   }
   char err[512];
+  hti_dest dest;
+  if (!hti_dest_open(&dest, argv[3], argv[1], false, err, sizeof err)) {
+    fprintf(stderr, "ht-mkimage: %s: %s\n", argv[3], err);
+    return 1;
+  }
   hti_image im;
   if (!hti_read(argv[1], &im, err, sizeof err)) {
     fprintf(stderr, "ht-mkimage: %s: %s\n", argv[1], err);
+    hti_dest_close(&dest);
     return 1;
   }
   uint8_t *gray = hti_gray8(&im, -1);
@@ -52,11 +59,13 @@ int main(int argc, char **argv)
   hti_out out;
   if (!gray) {
     fprintf(stderr, "ht-mkimage: out of memory\n");
+    hti_dest_close(&dest);
     return 1;
   }
   if (!hti_out_init(&out, HTI_PGM, size, size, 1, 8, err, sizeof err)) {
     fprintf(stderr, "ht-mkimage: %s: %s\n", argv[3], err);
     free(gray);
+    hti_dest_close(&dest);
     return 1;
   }
   double scale = (double)side / (double)size;
@@ -65,6 +74,11 @@ int main(int argc, char **argv)
   double *xf = malloc((size_t)size * sizeof *xf);
   if (!xi || !xf) {
     fprintf(stderr, "ht-mkimage: out of memory\n");
+    free(xi);
+    free(xf);
+    free(gray);
+    hti_out_free(&out);
+    hti_dest_close(&dest);
     return 1;
   }
   for (int64_t x = 0; x < size; x++) {
@@ -99,8 +113,9 @@ int main(int argc, char **argv)
   free(xi);
   free(xf);
   free(gray);
-  bool ok = hti_out_write(&out, argv[3], err, sizeof err);
+  bool ok = hti_out_write(&out, &dest, err, sizeof err);
   hti_out_free(&out);
+  hti_dest_close(&dest);
   if (!ok) {
     fprintf(stderr, "ht-mkimage: %s: %s\n", argv[3], err);
     return 1;

@@ -51,9 +51,9 @@ class Env:
     def fixture(self, name):
         return os.path.join(self.data, "fixtures", name)
 
-    def run(self, *args, tool=None, preexec=None):
+    def run(self, *args, tool=None, preexec=None, timeout=300):
         p = subprocess.run([tool or self.halftone] + [str(a) for a in args],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, preexec_fn=preexec)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, preexec_fn=preexec)
         return p.returncode, p.stdout.decode(), p.stderr.decode()
 
     def ok(self, *args):

@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""Data safety of the command-line tools (suite cli): "nothing lost".
+
+    test_safety.py HALFTONE HT_METRICS DATA_DIR GOLDEN CASE
+
+The list: one Meson test per CASE below (tests/cli/meson.build), each in a
+fresh temporary folder, exiting 0 (pass), 1 (fail) or 77 (skip: what the
+case needs is not available, e.g. mounting a tmpfs without root or a user
+namespace). Every failure must leave one line on stderr, a non-zero exit,
+no new file, no temporary file, and an existing output byte-identical.
+
+  same-file      OUTPUT is INPUT (same name, ./ vs ../, symbolic and hard
+                 link), for halftone and ht-mkimage: refused before any work
+  replace        replacing an output keeps its mode (0600 stays private)
+                 and owner, refuses a read-only one unless --force, writes
+                 through a symbolic link (dangling too) to its target
+  stdout         a failing stdout (--metrics >/dev/full) writes no output
+  long-name      a name at the file system's limit works; one past it
+                 fails before the work (an endless --bench), not after
+  null-output    /dev/null as OUTPUT: --bench and --metrics without a file
+  disk-full      a tiny tmpfs: PBM, PGM and PNG outputs fail with the
+                 system's reason (never libpng's "Write Error"), nothing left
+  read-only-dir  a folder we cannot write to: refused before the work
+"""
+import errno
+import os
+import re
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cli import SKIP, Env, Fail, Skip, check, digest, expect_error  # noqa: E402
+from test_cli import write_pnm, FormatError  # noqa: E402,F401
+
+
+def mkimage(env):
+    return os.path.join(os.path.dirname(env.halftone), "ht-mkimage")
+
+
+def one_line(err, pattern, what):
+    lines = err.splitlines()
+    check(len(lines) == 1, "%s: stderr should be one line, got %r" % (what, err))
+    check(re.search(pattern, lines[0]), "%s: message %r does not match %r" % (what, lines[0], pattern))
+
+
+def snapshot(folder):
+    """{name: (mode, bytes)} of every file in `folder` (links as links)."""
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        p = os.path.join(folder, name)
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
+            out[name] = ("link", os.readlink(p))
+        elif stat.S_ISREG(st.st_mode):
+            out[name] = (oct(st.st_mode & 0o7777), open(p, "rb").read())
+        else:
+            out[name] = (oct(st.st_mode), None)
+    return out
+
+
+def case_same_file(env):
+    """The output is the input under another name: refused, the input
+    byte-identical, for every tool that writes files."""
+    src = env.path("in.pgm")
+    with open(env.crop, "rb") as f:
+        original = f.read()
+    with open(src, "wb") as f:
+        f.write(original)
+    os.mkdir(env.path("sub"))
+    os.symlink("in.pgm", env.path("link.pgm"))
+    os.link(src, env.path("hard.pgm"))
+    os.symlink(env.dir, env.path("dirlink"))
+    names = [src, os.path.join(env.dir, ".", "in.pgm"), os.path.join(env.dir, "sub", "..", "in.pgm"),
+             env.path("link.pgm"), env.path("hard.pgm"), os.path.join(env.dir, "dirlink", "in.pgm")]
+    # the same file as INPUT named differently, too (a link as INPUT)
+    pairs = [(src, out) for out in names] + [(env.path("link.pgm"), src), (env.path("hard.pgm"), src)]
+    # relative names: ./ against ../, from the folder and from sub/
+    rel = [(env.dir, "./in.pgm", "sub/../in.pgm"), (env.dir, "in.pgm", "./in.pgm"),
+           (env.path("sub"), "../in.pgm", "../sub/../in.pgm"),
+           (env.path("sub"), "../in.pgm", os.path.join("..", "..", os.path.basename(env.dir), "in.pgm"))]
+    before = snapshot(env.dir)
+    for tool, extra in ((env.halftone, ["--levels", "256"]), (mkimage(env), None)):
+        if not os.access(tool, os.X_OK):
+            continue
+        for inp, out in pairs:
+            args = (extra + [inp, out]) if extra is not None else [inp, "50", out]
+            rc, _, err = env.run(*args, tool=tool)
+            check(rc == 1, "%s %s -> %s: exit %d (%r)" % (os.path.basename(tool), inp, out, rc, err))
+            one_line(err, r"is the input file", "%s -> %s" % (inp, out))
+            check(snapshot(env.dir) == before, "%s -> %s: the folder changed" % (inp, out))
+        for cwd, inp, out in rel:
+            args = (extra + [inp, out]) if extra is not None else [inp, "50", out]
+            p = subprocess.run([os.path.abspath(tool)] + args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            err = p.stderr.decode()
+            check(p.returncode == 1, "in %s: %s -> %s: exit %d (%r)" % (cwd, inp, out, p.returncode, err))
+            one_line(err, r"is the input file", "in %s: %s -> %s" % (cwd, inp, out))
+            check(snapshot(env.dir) == before, "in %s: %s -> %s: the folder changed" % (cwd, inp, out))
+    check(open(src, "rb").read() == original, "the input changed")
+    # a different file with the same content is a different file
+    env.ok(src, env.path("copy.pgm"))
+    env.ok("--levels", "256", env.path("copy.pgm"), env.path("copy2.pgm"))
+
+
+def case_replace(env):
+    """An existing output keeps what the user set on it."""
+    c = env.crop
+    os.umask(0o022)
+    out = env.path("private.pbm")
+    with open(out, "wb") as f:
+        f.write(b"old")
+    os.chmod(out, 0o600)
+    env.ok(c, out)
+    check(stat.S_IMODE(os.stat(out).st_mode) == 0o600, "0600 output became %o" % stat.S_IMODE(os.stat(out).st_mode))
+    check(open(out, "rb").read()[:2] == b"P4", "the output was not replaced")
+    os.chmod(out, 0o640)
+    env.ok(c, out)
+    check(stat.S_IMODE(os.stat(out).st_mode) == 0o640, "0640 output became %o" % stat.S_IMODE(os.stat(out).st_mode))
+    # a new file: 0666 & ~umask
+    os.umask(0o027)
+    env.ok(c, env.path("new.pbm"))
+    check(stat.S_IMODE(os.stat(env.path("new.pbm")).st_mode) == 0o640, "a new file ignores the umask")
+    os.umask(0o022)
+    # read-only: refused (and left as it was) unless --force
+    ro = env.path("ro.pbm")
+    with open(ro, "wb") as f:
+        f.write(b"precious")
+    os.chmod(ro, 0o444)
+    before = snapshot(env.dir)
+    rc, _, err = env.run(c, ro)
+    check(rc == 1, "read-only output: exit %d (%r)" % (rc, err))
+    one_line(err, r"ro\.pbm: is read-only.*--force", "read-only output")
+    check(snapshot(env.dir) == before, "read-only output: the folder changed")
+    env.ok("--force", c, ro)
+    check(open(ro, "rb").read()[:2] == b"P4" and stat.S_IMODE(os.stat(ro).st_mode) == 0o444,
+          "--force: not replaced, or the mode changed to %o" % stat.S_IMODE(os.stat(ro).st_mode))
+    # the owner is kept where we may set it (root)
+    if os.geteuid() == 0:
+        owned = env.path("owned.pbm")
+        with open(owned, "wb") as f:
+            f.write(b"old")
+        os.chown(owned, 4321, 4322)
+        env.ok(c, owned)
+        st = os.stat(owned)
+        check((st.st_uid, st.st_gid) == (4321, 4322), "owner became %d:%d" % (st.st_uid, st.st_gid))
+    # a symbolic link stays a link; its target (in another folder) is
+    # replaced there, with no temporary file left in either folder
+    os.mkdir(env.path("elsewhere"))
+    target = env.path("elsewhere/target.pbm")
+    with open(target, "wb") as f:
+        f.write(b"old")
+    os.chmod(target, 0o600)
+    os.symlink("elsewhere/target.pbm", env.path("link.pbm"))
+    env.ok(c, env.path("link.pbm"))
+    check(os.path.islink(env.path("link.pbm")), "the symbolic link was replaced by a file")
+    check(open(target, "rb").read()[:2] == b"P4", "the link's target was not written")
+    check(stat.S_IMODE(os.stat(target).st_mode) == 0o600, "the link's target lost its mode")
+    check(os.listdir(env.path("elsewhere")) == ["target.pbm"], "left %s" % os.listdir(env.path("elsewhere")))
+    # a chain of links, the last one dangling: the file appears where it points
+    os.symlink("link2.pbm", env.path("link1.pbm"))
+    os.symlink("elsewhere/new.pbm", env.path("link2.pbm"))
+    env.ok(c, env.path("link1.pbm"))
+    check(os.path.islink(env.path("link1.pbm")) and os.path.islink(env.path("link2.pbm")), "a link was replaced")
+    check(open(env.path("elsewhere/new.pbm"), "rb").read()[:2] == b"P4", "the dangling link's target not written")
+    # a loop of links: one line, nothing written
+    os.symlink("loop-b.pbm", env.path("loop-a.pbm"))
+    os.symlink("loop-a.pbm", env.path("loop-b.pbm"))
+    expect_error(env, [c, "{out}"], 1, r"loop-a\.pbm: .*(symbolic link|Too many levels)", out_name="loop-a.pbm",
+                 pre=False)
+    check(not [n for n in os.listdir(env.dir) if ".tmp-" in n], "temporary files left: %s" % os.listdir(env.dir))
+
+
+def case_stdout(env):
+    """A run whose stdout fails (the metrics or the benchmark go nowhere)
+    exits 1 and writes no output; an existing one stays as it was."""
+    if not os.path.exists("/dev/full"):
+        raise Skip("no /dev/full")
+    for args in (["--metrics"], ["--bench", "2"]):
+        for existing in (False, True):
+            out = env.path("out.pbm")
+            if existing:
+                with open(out, "wb") as f:
+                    f.write(b"precious")
+            before = snapshot(env.dir)
+            with open("/dev/full", "w") as full:
+                p = subprocess.run([env.halftone] + args + [env.crop, out], stdout=full, stderr=subprocess.PIPE,
+                                   timeout=60)
+            err = p.stderr.decode()
+            check(p.returncode == 1, "%s >/dev/full: exit %d (%r)" % (args, p.returncode, err))
+            one_line(err, r"cannot write to stdout: No space left on device", "%s >/dev/full" % args)
+            check(snapshot(env.dir) == before, "%s >/dev/full: the folder changed" % args)
+            if os.path.exists(out):
+                os.unlink(out)
+
+
+def name_max(folder):
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def case_long_name(env):
+    """Names at the limit work (the temporary name is shortened to fit);
+    a name past it fails at once, before an endless --bench starts."""
+    limit = name_max(env.dir)
+    for ext in (".pbm", ".png"):
+        if ext == ".png":
+            try:
+                env.need_png()
+            except Skip:
+                continue
+            finally:
+                if os.path.exists(env.path("probe.pgm")):
+                    os.unlink(env.path("probe.pgm"))
+        for length in (limit, limit - 5, limit - 12):
+            name = env.path("a" * (length - len(ext)) + ext)
+            env.ok(env.crop, name)
+            check(os.path.isfile(name), "%d-byte name: no output" % length)
+            os.unlink(name)
+            check(env.listing() == [], "%d-byte name left %s" % (length, env.listing()))
+    name = env.path("b" * (limit + 1 - 4) + ".pbm")
+    t0 = time.monotonic()
+    rc, _, err = env.run("--bench", "1000000", env.crop, name, timeout=120)
+    check(rc == 1, "a name past the limit: exit %d (%r)" % (rc, err))
+    one_line(err, r"File name too long", "a name past the limit")
+    check(time.monotonic() - t0 < 30, "a name past the limit failed only after the work")
+    check(env.listing() == [], "a name past the limit left %s" % env.listing())
+
+
+def case_null_output(env):
+    """/dev/null takes any output (nothing is written), so that --bench and
+    --metrics need no file; it stays the device."""
+    out = env.ok("--bench", "2", env.crop, "/dev/null")
+    check(re.match(r"bench: 257x193, 2 run\(s\)", out), "--bench to /dev/null: %r" % out)
+    out = env.ok("--metrics", "--levels", "4", env.crop, "/dev/null")
+    check("HVS error: " in out, "--metrics to /dev/null: %r" % out)
+    check(out == env.ok("--metrics", "--levels", "4", env.crop, env.path("m.pgm")), "metrics differ from a file's")
+    env.ok("--color", "per-channel", "--levels", "3,3,2", env.fixture("tiny.ppm"), "/dev/null")
+    check(stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null is no longer a device")
+    check(env.listing() == ["m.pgm"], "files left: %s" % env.listing())
+
+
+# ------------------------------------------------------------ a tmpfs
+
+def in_namespace(env):
+    """Runs this case again as root of a new user and mount namespace
+    (unshare -rm) when we are not root; returns True when it did (the
+    result is raised), False when we are root already. Skips when neither
+    is possible."""
+    if os.geteuid() == 0:
+        return False
+    if os.environ.get("HT_TEST_IN_USERNS"):
+        raise Skip("no root in the user namespace")
+    try:
+        p = subprocess.run(["unshare", "-rm", "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        raise Skip("not root, and no unshare") from None
+    if p.returncode != 0:
+        raise Skip("not root, and no user namespace (unshare -rm: %s)" % p.stderr.decode().strip())
+    e = dict(os.environ, HT_TEST_IN_USERNS="1")
+    p = subprocess.run(["unshare", "-rm", sys.executable] + sys.argv, env=e, timeout=600)
+    if p.returncode == SKIP:
+        raise Skip("skipped in the user namespace")
+    check(p.returncode == 0, "the case failed in a user namespace (exit %d)" % p.returncode)
+    return True
+
+
+class Tmpfs:
+    def __init__(self, path, options):
+        self.path = path
+        os.makedirs(path, exist_ok=True)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            raise Skip("cannot mount a tmpfs: %s" % p.stderr.decode().strip())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", "-l", self.path])
+
+
+def fill(folder, leave):
+    """Fills the file system of `folder` up to `leave` bytes free."""
+    st = os.statvfs(folder)
+    free = st.f_bavail * st.f_frsize
+    with open(os.path.join(folder, "filler"), "wb") as f:
+        f.write(b"\0" * max(0, free - leave))
+
+
+def noise(n, seed=1):
+    """n bytes that zlib cannot squeeze (a linear congruential sequence)."""
+    out = bytearray(n)
+    x = seed
+    for i in range(n):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        out[i] = x >> 23
+    return list(out)
+
+
+def case_disk_full(env):
+    """No space left: the output is not written, its temporary file goes,
+    an existing output stays byte-identical, and the message gives the
+    system's reason for every format."""
+    if in_namespace(env):
+        return
+    big = env.path("big.pgm")
+    write_pnm(big, "P5", 640, 480, 255, noise(640 * 480))
+    mnt = env.path("mnt")
+    with Tmpfs(mnt, "size=2m,mode=0777"):
+        outs = [("out.pbm", []), ("out.pgm", ["--levels", "4"])]
+        try:
+            env.need_png()
+            outs += [("out.png", ["--levels", "256"]), ("bw.png", [])]
+        except Skip:
+            pass
+        for name, args in outs:
+            out = os.path.join(mnt, name)
+            with open(out, "wb") as f:
+                f.write(b"precious")
+            fill(mnt, 4096)
+            before = snapshot(mnt)
+            rc, _, err = env.run("--quiet", *args, big, out)
+            check(rc == 1, "%s on a full disk: exit %d (%r)" % (name, rc, err))
+            one_line(err, r"%s: cannot write: No space left on device" % re.escape(name), name)
+            check("Write Error" not in err, "%s: libpng's message instead of the system's: %r" % (name, err))
+            check(snapshot(mnt) == before, "%s on a full disk: the file system changed" % name)
+            os.unlink(os.path.join(mnt, "filler"))
+            os.unlink(out)
+        # the same runs succeed with room
+        for name, args in outs:
+            env.ok(*args, big, os.path.join(mnt, name))
+            check(os.listdir(mnt) == [name], "with room: %s" % os.listdir(mnt))
+            os.unlink(os.path.join(mnt, name))
+
+
+def case_read_only_dir(env):
+    """A folder we cannot write to: one line before the work, nothing
+    changed; a read-only file system too."""
+    d = env.path("locked")
+    os.mkdir(d)
+    with open(os.path.join(d, "out.pbm"), "wb") as f:
+        f.write(b"precious")
+    os.chmod(d, 0o555)
+    try:
+        if os.geteuid() != 0:
+            before = snapshot(d)
+            rc, _, err = env.run("--bench", "1000000", env.crop, os.path.join(d, "out.pbm"), timeout=60)
+            check(rc == 1, "read-only folder: exit %d (%r)" % (rc, err))
+            one_line(err, r"cannot create a file in .*locked/: Permission denied", "read-only folder")
+            check(snapshot(d) == before, "read-only folder changed")
+    finally:
+        os.chmod(d, 0o755)
+    if in_namespace(env):
+        return
+    mnt = env.path("ro")
+    with Tmpfs(mnt, "size=64k,mode=0777"):
+        with open(os.path.join(mnt, "out.pbm"), "wb") as f:
+            f.write(b"precious")
+        p = subprocess.run(["mount", "-o", "remount,ro", mnt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            raise Skip("cannot remount read-only: %s" % p.stderr.decode().strip())
+        before = snapshot(mnt)
+        for name in ("out.pbm", "new.pbm"):
+            rc, _, err = env.run("--bench", "1000000", env.crop, os.path.join(mnt, name), timeout=60)
+            check(rc == 1, "read-only file system: exit %d (%r)" % (rc, err))
+            one_line(err, r"Read-only file system", "read-only file system")
+            check(snapshot(mnt) == before, "read-only file system changed")
+
+
+CASES = {
+    "same-file": case_same_file,
+    "replace": case_replace,
+    "stdout": case_stdout,
+    "long-name": case_long_name,
+    "null-output": case_null_output,
+    "disk-full": case_disk_full,
+    "read-only-dir": case_read_only_dir,
+}
+
+
+def main(argv):
+    if len(argv) != 6 or argv[5] not in CASES:
+        print("usage: test_safety.py HALFTONE HT_METRICS DATA_DIR GOLDEN CASE (cases: %s)" % ", ".join(CASES),
+              file=sys.stderr)
+        return 2
+    env = Env(*argv[1:5])
+    try:
+        CASES[argv[5]](env)
+        print("ok: %s" % argv[5])
+        return 0
+    except Skip as e:
+        print("skip: %s" % e)
+        return SKIP
+    except (Fail, FormatError) as e:
+        print("FAIL: %s: %s" % (argv[5], e))
+        return 1
+    finally:
+        for root, dirs, _ in os.walk(env.dir):
+            for d in dirs:
+                try:
+                    os.chmod(os.path.join(root, d), 0o755)
+                except OSError:
+                    pass
+        import shutil
+        shutil.rmtree(env.dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
