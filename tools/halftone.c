@@ -8,7 +8,8 @@
  * (imageio's hti_dest_open: not the input itself, not read-only, a
  * temporary file can be made beside it), written to that temporary file
  * and renamed over the destination only as the very last step, after
- * everything that can still fail (stdout included).
+ * everything that can still fail (stdout included). SIGINT, SIGTERM and
+ * SIGHUP remove that temporary file and say so (hti_signals).
  *
  * The common case, an 8-bit PGM to a PBM, is kept copy-free: the input is
  * mapped and handed to ht_run in place, the 1-bit result is rendered
@@ -518,6 +519,7 @@ static int setup(const options *o, ht_params *params, ht_context **ctx_out, noti
 
 int main(int argc, char **argv)
 {
+  hti_signals("halftone");
   options o;
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)

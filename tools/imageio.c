@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -770,6 +773,104 @@ static bool write_png(const hti_out *o, int fd, char *err, size_t n)
 }
 #endif
 
+/* ------------------------------------------------------------ signals
+ *
+ * The handler may run in any thread at any moment, so it uses only what
+ * is async-signal-safe: atomics, unlink(), write(), raise(). The open
+ * destination's state says what it may do:
+ *   IDLE        no temporary file: say so and end;
+ *   CREATING,   the temporary file is being made or renamed: whether it
+ *   COMMITTING  exists is not known, so the signal is kept in `pending`
+ *               and acted on by the code that finishes the step;
+ *   TEMP        remove the temporary file, say so and end;
+ *   DONE        the output is in place and the run has succeeded: the
+ *               signal is dropped (the process ends at once anyway). */
+enum { SIG_IDLE, SIG_CREATING, SIG_TEMP, SIG_COMMITTING, SIG_DONE };
+static _Atomic int sig_state = SIG_IDLE;
+static _Atomic int sig_pending = 0;
+static char sig_prog[64] = "halftone";
+static char sig_tmp[PATH_MAX + 64]; /* the temporary file's name   */
+static char sig_out[PATH_MAX];      /* OUTPUT as the user gave it  */
+
+static size_t append(char *buf, size_t len, size_t size, const char *s)
+{
+  while (*s && len + 1 < size)
+    buf[len++] = *s++;
+  buf[len] = '\0';
+  return len;
+}
+
+static _Noreturn void sig_die(int sig, bool temp)
+{
+  if (temp)
+    unlink(sig_tmp);
+  const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+  char line[PATH_MAX + 256];
+  size_t len = 0;
+  len = append(line, len, sizeof line, sig_prog);
+  len = append(line, len, sizeof line, ": interrupted by ");
+  len = append(line, len, sizeof line, name);
+  if (sig_out[0]) {
+    len = append(line, len, sizeof line, ": ");
+    len = append(line, len, sizeof line, sig_out);
+    len = append(line, len, sizeof line, temp ? " not written (its temporary file removed)" : " not written");
+  } else {
+    len = append(line, len, sizeof line, ": no output written");
+  }
+  len = append(line, len, sizeof line, "\n");
+  ssize_t w = write(STDERR_FILENO, line, len);
+  (void)w;
+  /* end by the signal itself, so the parent sees what happened */
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+static void on_signal(int sig)
+{
+  int state = atomic_load(&sig_state);
+  if (state == SIG_CREATING || state == SIG_COMMITTING) {
+    atomic_store(&sig_pending, sig);
+    return;
+  }
+  if (state == SIG_DONE)
+    return;
+  sig_die(sig, state == SIG_TEMP);
+}
+
+/* Moves to `state` and acts on a signal that waited for the step. */
+static void sig_enter(int state)
+{
+  atomic_store(&sig_state, state);
+  int sig = atomic_exchange(&sig_pending, 0);
+  if (sig && state != SIG_DONE)
+    sig_die(sig, state == SIG_TEMP);
+}
+
+void hti_signals(const char *prog)
+{
+  snprintf(sig_prog, sizeof sig_prog, "%s", prog);
+  static const int ends[] = { SIGINT, SIGTERM, SIGHUP };
+  for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+    struct sigaction old, sa;
+    /* a signal ignored by whoever started us (nohup, a background job)
+     * stays ignored */
+    if (sigaction(ends[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(ends[i], &sa, NULL);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN);
+}
+
 /* The file a symbolic link finally points to (chains followed, the
  * target need not exist yet), malloc'ed; a copy of `path` when it is no
  * link. NULL with errno set on failure (ELOOP for a cycle). */
@@ -885,7 +986,18 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
     return fail(err, n, "out of memory");
   }
   snprintf(tmp, tl, "%.*s.%.*s%s", (int)dirlen, path, (int)keep, base, suffix);
+  if (tl > sizeof sig_tmp) { /* a name longer than PATH_MAX: no file can be made there */
+    free(tmp);
+    free(dir);
+    free(path);
+    return fail(err, n, "cannot create a file there: %s", strerror(ENAMETOOLONG));
+  }
+  snprintf(sig_out, sizeof sig_out, "%s", output);
+  atomic_store(&sig_state, SIG_CREATING);
   int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd >= 0)
+    memcpy(sig_tmp, tmp, tl);
+  sig_enter(fd >= 0 ? SIG_TEMP : SIG_IDLE);
   if (fd < 0) {
     int e = errno;
     bool r = fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
@@ -914,6 +1026,7 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
     int e = errno;
     close(fd);
     unlink(tmp);
+    atomic_store(&sig_state, SIG_IDLE);
     free(tmp);
     free(path);
     return fail(err, n, "cannot set the mode of the new file: %s", strerror(e));
@@ -947,8 +1060,13 @@ bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
     ok = fail(err, n, "cannot write: %s", strerror(errno));
   if (!ok)
     return false;
-  if (rename(d->tmp, d->path) != 0)
-    return fail(err, n, "cannot replace the file: %s", strerror(errno));
+  atomic_store(&sig_state, SIG_COMMITTING);
+  if (rename(d->tmp, d->path) != 0) {
+    int e = errno;
+    sig_enter(SIG_TEMP);
+    return fail(err, n, "cannot replace the file: %s", strerror(e));
+  }
+  sig_enter(SIG_DONE);
   free(d->tmp);
   d->tmp = NULL;
   return true;
@@ -960,8 +1078,11 @@ void hti_dest_close(hti_dest *d)
     return;
   if (d->fd >= 0)
     close(d->fd);
-  if (d->tmp)
+  if (d->tmp) {
+    /* removed first: a signal in between removes it once more, harmlessly */
     unlink(d->tmp);
+    atomic_store(&sig_state, SIG_IDLE);
+  }
   free(d->tmp);
   free(d->path);
   memset(d, 0, sizeof *d);

@@ -10,6 +10,7 @@
  * whole file in memory, writes and syncs it to the temporary file and
  * renames it over the destination only when everything succeeded, so a
  * failure never leaves a partial file and never touches an existing one.
+ * Signals (hti_signals) remove the temporary file on their way out.
  */
 #ifndef HT_IMAGEIO_H
 #define HT_IMAGEIO_H
@@ -107,5 +108,14 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
 bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t err_size);
 /* Removes the temporary file unless hti_out_write renamed it; frees. */
 void hti_dest_close(hti_dest *d);
+
+/* From now on SIGINT, SIGTERM and SIGHUP (unless ignored already) remove
+ * the temporary file of the open hti_dest, print one line
+ * "PROG: interrupted by SIGINT: ... not written" and end the process by
+ * that signal; a signal that arrives once the output is renamed into
+ * place waits and is dropped: the run has succeeded. SIGPIPE and SIGXFSZ
+ * are ignored, so that a closed pipe or a file size limit is an error
+ * of the write that meets it, reported like any other. */
+void hti_signals(const char *prog);
 
 #endif

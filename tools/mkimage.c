@@ -20,6 +20,7 @@
 
 int main(int argc, char **argv)
 {
+  hti_signals("ht-mkimage");
   if (argc == 2 && strcmp(argv[1], "--help") == 0) {
     puts("Usage: ht-mkimage INPUT SIZE OUTPUT.pgm\n"
          "Bilinear resize of INPUT's centre square to SIZE x SIZE, 8-bit gray PGM.");

@@ -21,6 +21,9 @@ no new file, no temporary file, and an existing output byte-identical.
   disk-full      a tiny tmpfs: PBM, PGM and PNG outputs fail with the
                  system's reason (never libpng's "Write Error"), nothing left
   read-only-dir  a folder we cannot write to: refused before the work
+  signals        SIGINT/SIGTERM/SIGHUP while the input is read, during the
+                 work and during the write: one line, the temporary file
+                 removed, ended by that signal
 """
 import errno
 import os
@@ -374,6 +377,115 @@ def case_read_only_dir(env):
             check(snapshot(mnt) == before, "read-only file system changed")
 
 
+def wait_for(pred, seconds, what):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(0.0005)
+    raise Fail("timed out waiting for %s" % what)
+
+
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "?"
+
+
+def temps(folder):
+    return [n for n in os.listdir(folder) if ".tmp-" in n]
+
+
+def check_interrupted(p, sig, err, out_name, before, folder, what):
+    check(p.returncode == -sig, "%s: exit %r, wanted death by signal %d (%r)" % (what, p.returncode, sig, err))
+    name = signal.Signals(sig).name
+    one_line(err, r"^halftone: interrupted by %s: .*%s not written" % (name, re.escape(out_name)), what)
+    check(not temps(folder), "%s: temporary file left: %s" % (what, temps(folder)))
+    check(snapshot(folder) == before, "%s: the folder changed" % what)
+
+
+def case_signals(env):
+    """SIGINT, SIGTERM and SIGHUP while the input is read, during the work
+    and during the write: one line, killed by that signal, the temporary
+    file removed, an existing output byte-identical."""
+    out = env.path("out.pbm")
+    # while the input is read: a FIFO nobody writes to
+    fifo = env.path("in.fifo")
+    os.mkfifo(fifo)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with open(out, "wb") as f:
+            f.write(b"precious")
+        before = snapshot(env.dir)
+        p = subprocess.Popen([env.halftone, fifo, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for(lambda: temps(env.dir), 30, "the temporary file")  # the output is claimed first
+        time.sleep(0.1)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        check_interrupted(p, sig, err.decode(), "out.pbm", before, env.dir, "%s while reading" % sig.name)
+    os.unlink(fifo)
+    # during the work: an endless --bench
+    for sig, existing in ((signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGHUP, True)):
+        if existing:
+            with open(out, "wb") as f:
+                f.write(b"precious")
+        elif os.path.exists(out):
+            os.unlink(out)
+        before = snapshot(env.dir)
+        p = subprocess.Popen([env.halftone, "--bench", "1000000", env.crop, out], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        time.sleep(0.5)
+        check(p.poll() is None, "--bench 1000000 ended early")
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        check_interrupted(p, sig, err.decode(), "out.pbm", before, env.dir, "%s during the work" % sig.name)
+    # during the write: a large PNG (written in pieces), stopped while its
+    # temporary file grows and before it is renamed, then interrupted
+    try:
+        env.need_png()
+    except Skip:
+        return
+    finally:
+        if os.path.exists(env.path("probe.pgm")):
+            os.unlink(env.path("probe.pgm"))
+    side = 3000
+    big = env.path("noise.pgm")
+    with open(big, "wb") as f:
+        f.write(b"P5\n%d %d\n255\n" % (side, side) + os.urandom(side * side))
+    out = env.path("out.png")
+    caught = 0
+    for attempt in range(20):
+        with open(out, "wb") as f:
+            f.write(b"precious")
+        before = snapshot(env.dir)
+        p = subprocess.Popen([env.halftone, "--levels", "256", big, out], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+
+        def growing():
+            t = temps(env.dir)
+            try:
+                return t and os.stat(os.path.join(env.dir, t[0])).st_size > 0
+            except OSError:
+                return False
+        try:
+            wait_for(lambda: growing() or p.poll() is not None, 60, "the write")
+        finally:
+            p.send_signal(signal.SIGSTOP)
+        wait_for(lambda: proc_state(p.pid) in ("T", "t", "Z", "?"), 10, "the stop")
+        mid_write = p.poll() is None and bool(temps(env.dir)) and not open(out, "rb").read().startswith(b"\x89PNG")
+        p.send_signal(signal.SIGINT)
+        p.send_signal(signal.SIGCONT)
+        _, err = p.communicate(timeout=60)
+        if not mid_write:
+            continue  # finished before the stop: try again
+        caught += 1
+        check_interrupted(p, signal.SIGINT, err.decode(), "out.png", before, env.dir, "SIGINT during the write")
+        if caught == 2:
+            break
+    check(caught >= 1, "never caught the write in progress")
+
+
 CASES = {
     "same-file": case_same_file,
     "replace": case_replace,
@@ -382,6 +494,7 @@ CASES = {
     "null-output": case_null_output,
     "disk-full": case_disk_full,
     "read-only-dir": case_read_only_dir,
+    "signals": case_signals,
 }
 
 
