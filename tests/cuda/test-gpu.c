@@ -28,7 +28,10 @@ static img make(int64_t w, int64_t h, int ch, ht_format f, size_t pad)
   r.im.height = h;
   r.im.channels = ch;
   r.im.format = f;
-  r.im.stride = row_bytes(f, w, ch) + pad;
+  /* odd paddings test the row addressing; 16-bit and float rows still
+   * start on whole samples, as halftone.h requires */
+  const size_t sample = f == HT_FORMAT_U16 ? 2 : f == HT_FORMAT_F32 ? 4 : 1;
+  r.im.stride = row_bytes(f, w, ch) + (pad + sample - 1) / sample * sample;
   r.mem = xmalloc(r.im.stride * (size_t)h);
   memset(r.mem, 0xA5, r.im.stride * (size_t)h);
   r.im.data = r.mem;
