@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,7 +61,199 @@ void hti_release(hti_image *img)
 
 /* ------------------------------------------------------------ file in */
 
-/* Maps a regular file; reads anything else (a pipe) into memory. */
+/* The bytes of memory a decoded image may take: the machine's memory,
+ * or the process's address-space or data limit where that is lower. A
+ * header that declares more is refused with that reason rather than with
+ * an allocation's "out of memory" (or worse, after swapping for minutes). */
+static uint64_t memory_limit(void)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t m = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+  static const int limits[] = { RLIMIT_AS, RLIMIT_DATA };
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+    struct rlimit rl;
+    if (getrlimit(limits[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < m)
+      m = (uint64_t)rl.rlim_cur;
+  }
+  return m;
+}
+
+/* "123 MiB" or "4.5 GiB" */
+static const char *bytes_text(char *buf, size_t size, uint64_t bytes)
+{
+  if (bytes < ((uint64_t)1 << 30))
+    snprintf(buf, size, "%.0f MiB", (double)bytes / 1048576.0);
+  else
+    snprintf(buf, size, "%.1f GiB", (double)bytes / 1073741824.0);
+  return buf;
+}
+
+static bool fits_memory(uint64_t bytes, uint64_t w, uint64_t h, char *err, size_t n)
+{
+  uint64_t limit = memory_limit();
+  if (bytes <= limit)
+    return true;
+  char a[32], b[32];
+  return fail(err, n, "too large: %llux%llu needs %s, more than the %s of memory this process may use",
+              (unsigned long long)w, (unsigned long long)h, bytes_text(a, sizeof a, bytes),
+              bytes_text(b, sizeof b, limit));
+}
+
+/* A stream (pipe, device, or a file that cannot be mapped), buffered. */
+typedef struct {
+  int fd;
+  uint8_t *buf;
+  size_t used, cap;
+  bool eof;
+} stream;
+
+/* Reads until `want` bytes are buffered or the input ends, never more
+ * than `limit` bytes in all. */
+static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t n)
+{
+  if (want > limit)
+    want = limit;
+  while (s->used < want && !s->eof) {
+    if (s->used == s->cap) {
+      size_t cap = s->cap < (1 << 16) ? (1 << 16) : s->cap > SIZE_MAX / 2 ? SIZE_MAX : s->cap * 2;
+      if (cap < want)
+        cap = want;
+      if (cap > limit)
+        cap = limit;
+      uint8_t *b = realloc(s->buf, cap);
+      if (!b)
+        return fail(err, n, "out of memory reading the file (%zu bytes)", cap);
+      s->buf = b;
+      s->cap = cap;
+    }
+    ssize_t r = read(s->fd, s->buf + s->used, s->cap - s->used);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return fail(err, n, "cannot read: %s", strerror(errno));
+    if (r == 0)
+      s->eof = true;
+    s->used += (size_t)r;
+  }
+  return true;
+}
+
+static bool pnm_signature(const uint8_t *p, size_t len) { return len >= 2 && p[0] == 'P' && p[1] >= '1' && p[1] <= '7'; }
+
+static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+static bool png_signature(const uint8_t *p, size_t len) { return len >= 8 && memcmp(p, png_sig, 8) == 0; }
+
+static const char unknown_signature[] = "not a PGM, PPM, PBM, PAM or PNG file (unknown signature)";
+
+/* A netpbm header, as far as the bytes go. */
+typedef struct {
+  char kind;                 /* '1'..'7'                                     */
+  bool ascii, bits;          /* P2/P3 plain; P4 packed bits                  */
+  uint64_t w, h, maxval;
+  int channels;
+  bool alpha;
+  size_t data;               /* where the samples start                      */
+  size_t samples;            /* w * h * channels                             */
+} pnm_header;
+
+static bool pnm_parse_header(const uint8_t *data, size_t len, pnm_header *hd, char *err, size_t n);
+
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* The bytes a PNG's pixels take in the file before compression (rows of
+ * one filter byte and the packed samples, as without interlacing); 0 when
+ * the header is not one to trust (libpng then says why). */
+static uint64_t png_raw_bytes(uint64_t w, uint64_t h, int bit_depth, int color_type)
+{
+  static const int channels[7] = { 1, 0, 3, 1, 2, 0, 4 };
+  if (w == 0 || h == 0 || w > (uint64_t)HTI_MAX_SIDE || h > (uint64_t)HTI_MAX_SIDE || color_type < 0 ||
+      color_type > 6 || channels[color_type] == 0 || bit_depth < 1 || bit_depth > 16)
+    return 0;
+  return h * ((w * (uint64_t)channels[color_type] * (uint64_t)bit_depth + 7) / 8 + 1);
+}
+
+/* Reads a stream as far as its format says it goes, so that an endless
+ * one (/dev/zero, `yes |`, a stuck producer) is refused or cut off rather
+ * than read until the memory runs out: the first bytes must be a known
+ * signature; a binary netpbm file ends where its header says; a plain one
+ * has at most 16 bytes a sample (plus 1 MiB); a PNG ends at its IEND
+ * chunk, within a bound of its raw pixel size. */
+static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *len, size_t limit, char *err,
+                        size_t n)
+{
+  stream s = { fd, NULL, 0, 0, false };
+  bool ok = stream_fill(&s, 8, limit, err, n);
+  if (ok && s.used == 0)
+    ok = fail(err, n, "empty file");
+  else if (ok && pnm_signature(s.buf, s.used)) {
+    /* the header, read in growing pieces until it parses or 1 MiB of it
+     * does not */
+    pnm_header hd;
+    char scratch[8];
+    size_t want = 4096;
+    bool parsed;
+    while (!(parsed = pnm_parse_header(s.buf, s.used, &hd, scratch, sizeof scratch)) && ok && !s.eof &&
+           s.used < (1 << 20)) {
+      ok = stream_fill(&s, want, limit, err, n);
+      want *= 2;
+    }
+    if (ok && parsed) {
+      uint64_t end; /* where the data ends, at the latest */
+      if (hd.bits)
+        end = hd.data + (hd.w + 7) / 8 * hd.h;
+      else if (!hd.ascii)
+        end = hd.data + (uint64_t)hd.samples * (hd.maxval > 255 ? 2 : 1);
+      else
+        end = hd.data + (uint64_t)hd.samples * 16 + (1 << 20);
+      /* the buffer holds the samples, binary or plain */
+      if (!fits_memory(hd.ascii ? (uint64_t)hd.samples * 2 : end, hd.w, hd.h, err, n))
+        ok = false;
+      else
+        ok = stream_fill(&s, end < limit ? (size_t)end : limit, end < limit ? (size_t)end : limit, err, n);
+    }
+  } else if (ok && png_signature(s.buf, s.used)) {
+    /* IHDR first: its size bounds the rest; then chunk by chunk to IEND */
+    ok = stream_fill(&s, 8 + 8 + 13, limit, err, n);
+    uint64_t raw = 0;
+    if (ok && s.used >= 8 + 8 + 13 && memcmp(s.buf + 12, "IHDR", 4) == 0)
+      raw = png_raw_bytes(be32(s.buf + 16), be32(s.buf + 20), s.buf[24], s.buf[25]);
+    /* compressed data can be larger than the raw by a little (stored
+     * blocks, small IDAT chunks); ancillary chunks (ICC profile, Exif,
+     * text) get 16 MiB */
+    uint64_t bound = raw + raw / 4 + (16 << 20);
+    for (size_t pos = 8; ok && raw;) {
+      ok = stream_fill(&s, pos + 8, limit, err, n);
+      if (!ok || s.used < pos + 8)
+        break; /* truncated: the decoder says so */
+      uint64_t next = (uint64_t)pos + 12 + be32(s.buf + pos);
+      if (next > bound || next > limit) {
+        ok = fail(err, n, "a %llux%llu PNG goes on for more than %llu bytes without its end (IEND)",
+                  (unsigned long long)be32(s.buf + 16), (unsigned long long)be32(s.buf + 20),
+                  (unsigned long long)(bound < limit ? bound : limit));
+        break;
+      }
+      if (memcmp(s.buf + pos + 4, "IEND", 4) == 0) {
+        ok = stream_fill(&s, (size_t)next, (size_t)next, err, n);
+        break;
+      }
+      pos = (size_t)next;
+    }
+  } else if (ok) {
+    ok = fail(err, n, "%s", unknown_signature);
+  }
+  close(fd);
+  if (!ok) {
+    free(s.buf);
+    return false;
+  }
+  img->buf = s.buf; /* the decoder may replace it; freed by hti_release */
+  *data = s.buf;
+  *len = s.used;
+  return true;
+}
+
+/* Maps a regular file; reads anything else (a pipe, a device) as a
+ * bounded stream. */
 static bool load_file(const char *path, hti_image *img, const uint8_t **data, size_t *len,
                       char *err, size_t n)
 {
@@ -77,6 +270,7 @@ static bool load_file(const char *path, hti_image *img, const uint8_t **data, si
     close(fd);
     return fail(err, n, "is a folder, not an image file");
   }
+  size_t limit = SIZE_MAX;
   if (S_ISREG(st.st_mode)) {
     if (st.st_size == 0) {
       close(fd);
@@ -93,46 +287,9 @@ static bool load_file(const char *path, hti_image *img, const uint8_t **data, si
       *len = (size_t)st.st_size;
       return true;
     }
+    limit = (size_t)st.st_size; /* a file system without mmap: read what the file has */
   }
-  size_t cap = 1 << 16, used = 0;
-  uint8_t *buf = malloc(cap);
-  if (!buf) {
-    close(fd);
-    return fail(err, n, "out of memory reading the file");
-  }
-  for (;;) {
-    if (used == cap) {
-      uint8_t *b2 = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-      if (!b2) {
-        free(buf);
-        close(fd);
-        return fail(err, n, "out of memory reading the file");
-      }
-      buf = b2;
-      cap *= 2;
-    }
-    ssize_t r = read(fd, buf + used, cap - used);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0) {
-      int e = errno;
-      free(buf);
-      close(fd);
-      return fail(err, n, "cannot read: %s", strerror(e));
-    }
-    if (r == 0)
-      break;
-    used += (size_t)r;
-  }
-  close(fd);
-  if (used == 0) {
-    free(buf);
-    return fail(err, n, "empty file");
-  }
-  img->buf = buf; /* the decoder may replace it; freed by hti_release */
-  *data = buf;
-  *len = used;
-  return true;
+  return load_stream(fd, img, data, len, limit, err, n);
 }
 
 /* ---------------------------------------------------------------- PNM */
@@ -261,47 +418,67 @@ static bool pam_header(cursor *c, uint64_t *w, uint64_t *h, uint64_t *maxval, in
   return true;
 }
 
-static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n)
+static bool pnm_parse_header(const uint8_t *data, size_t len, pnm_header *hd, char *err, size_t n)
 {
+  memset(hd, 0, sizeof *hd);
   cursor c = { data, len, 2 };
   char kind = (char)data[1];
-  bool ascii = kind == '1' || kind == '2' || kind == '3';
-  bool bits = kind == '1' || kind == '4';
-  int channels = (kind == '3' || kind == '6') ? 3 : 1;
+  hd->kind = kind;
+  hd->ascii = kind == '1' || kind == '2' || kind == '3';
+  hd->bits = kind == '1' || kind == '4';
+  hd->channels = (kind == '3' || kind == '6') ? 3 : 1;
+  hd->maxval = 1;
   if (kind == '1')
     return fail(err, n, "plain (ASCII) PBM, P1, is not supported; it is already black and white");
-
-  uint64_t w, h, maxval = 1;
-  bool alpha = false;
   if (kind == '7') {
-    if (!pam_header(&c, &w, &h, &maxval, &channels, &alpha, err, n))
+    if (!pam_header(&c, &hd->w, &hd->h, &hd->maxval, &hd->channels, &hd->alpha, err, n))
       return false;
-  } else if (!read_header_number(&c, "width", 1, (uint64_t)HTI_MAX_SIDE, &w, err, n) ||
-      !read_header_number(&c, "height", 1, (uint64_t)HTI_MAX_SIDE, &h, err, n))
+  } else if (!read_header_number(&c, "width", 1, (uint64_t)HTI_MAX_SIDE, &hd->w, err, n) ||
+             !read_header_number(&c, "height", 1, (uint64_t)HTI_MAX_SIDE, &hd->h, err, n))
     return false;
-  if (kind != '7' && !bits && !read_header_number(&c, "maxval", 1, 65535, &maxval, err, n))
+  if (kind != '7' && !hd->bits && !read_header_number(&c, "maxval", 1, 65535, &hd->maxval, err, n))
     return false;
-  if (!ascii && kind != '7') {
+  if (!hd->ascii && kind != '7') {
     /* exactly one white-space byte separates the header from the data */
     if (c.pos >= len || !is_space(data[c.pos]))
-      return fail(err, n, "bad header: no white space after the %s at byte %zu",
-                  bits ? "height" : "maxval", c.pos + 1);
+      return fail(err, n, "bad header: no white space after the %s at byte %zu", hd->bits ? "height" : "maxval",
+                  c.pos + 1);
     c.pos++;
   }
+  hd->data = c.pos;
+  /* at most 2^24 * 2^24 * 4 samples: no overflow in 64 bits */
+  uint64_t samples = hd->w * hd->h * (uint64_t)hd->channels;
+  if (samples > SIZE_MAX / 2)
+    return fail(err, n, "too large: %llux%llu does not fit this machine's address space",
+                (unsigned long long)hd->w, (unsigned long long)hd->h);
+  hd->samples = (size_t)samples;
+  return true;
+}
+
+/* Every allocation below is checked first against what the file holds
+ * ("truncated", from its size alone) and the memory the process may use
+ * ("too large"), so a few bytes of header cannot reserve gigabytes. */
+static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n)
+{
+  pnm_header hd;
+  if (!pnm_parse_header(data, len, &hd, err, n))
+    return false;
+  uint64_t w = hd.w, h = hd.h, maxval = hd.maxval;
+  int channels = hd.channels;
+  size_t samples = hd.samples, row_samples = (size_t)w * (size_t)channels;
+  cursor c = { data, len, hd.data };
   img->width = (int64_t)w;
   img->height = (int64_t)h;
   img->channels = channels;
-  img->has_alpha = alpha;
+  img->has_alpha = hd.alpha;
 
-  size_t samples, row_samples = (size_t)w * (size_t)channels;
-  if (!mul_size(row_samples, (size_t)h, &samples))
-    return fail(err, n, "image %llux%llu is too large", (unsigned long long)w, (unsigned long long)h);
-
-  if (bits) { /* P4: expand to 8-bit gray, bit set = black */
-    size_t rb = ((size_t)w + 7) / 8, need;
-    if (!mul_size(rb, (size_t)h, &need) || len - c.pos < need)
+  if (hd.bits) { /* P4: expand to 8-bit gray, bit set = black */
+    size_t rb = ((size_t)w + 7) / 8, need = rb * (size_t)h;
+    if (len - c.pos < need)
       return fail(err, n, "truncated: %llux%llu PBM needs %zu bytes of pixel data, the file has %zu",
-                  (unsigned long long)w, (unsigned long long)h, rb * (size_t)h, len - c.pos);
+                  (unsigned long long)w, (unsigned long long)h, need, len - c.pos);
+    if (!fits_memory(samples, w, h, err, n))
+      return false;
     uint8_t *out = malloc(samples);
     if (!out)
       return fail(err, n, "out of memory (%zu bytes)", samples);
@@ -319,11 +496,19 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
     return true;
   }
 
-  if (ascii) { /* P2/P3: parse every sample */
+  if (hd.ascii) { /* P2/P3: parse every sample */
+    /* each sample takes a digit and a separator (the last one no
+     * separator): a file shorter than that is cut off */
+    size_t room = len - c.pos;
+    if ((uint64_t)room + 1 < 2 * (uint64_t)samples)
+      return fail(err, n, "truncated: %zu samples expected, the file's %zu bytes of samples hold at most %zu",
+                  samples, room, (room + 1) / 2);
     bool wide = maxval != 255;
-    uint8_t *out = NULL;
-    size_t bytes;
-    if (!mul_size(samples, wide ? 2 : 1, &bytes) || !(out = malloc(bytes)))
+    size_t bytes = samples * (wide ? 2 : 1);
+    if (!fits_memory(bytes, w, h, err, n))
+      return false;
+    uint8_t *out = malloc(bytes);
+    if (!out)
       return fail(err, n, "out of memory (%zu samples)", samples);
     for (size_t i = 0; i < samples; i++) {
       uint64_t s;
@@ -333,10 +518,18 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
         free(out);
         return fail(err, n, "truncated: %zu samples expected, the file ends after %zu", samples, i);
       }
+      bool digit = c.p[at] >= '0' && c.p[at] <= '9';
       if (!read_number(&c, 65535, &s) || s > maxval) {
         free(out);
-        return fail(err, n, "bad sample at byte %zu (pixel %zu, %zu): not a number 0..%llu", at + 1,
-                    (i / (size_t)channels) % (size_t)w, i / row_samples, (unsigned long long)maxval);
+        size_t px = (i / (size_t)channels) % (size_t)w, py = i / row_samples;
+        if (!digit)
+          return fail(err, n, "bad sample at byte %zu (pixel %zu, %zu): not a number 0..%llu", at + 1, px, py,
+                      (unsigned long long)maxval);
+        size_t e = at;
+        while (e < len && c.p[e] >= '0' && c.p[e] <= '9' && e - at < 20)
+          e++;
+        return fail(err, n, "sample %.*s at byte %zu (pixel %zu, %zu) exceeds maxval %llu", (int)(e - at),
+                    (const char *)c.p + at, at + 1, px, py, (unsigned long long)maxval);
       }
       if (wide)
         ((uint16_t *)(void *)out)[i] = scale16((uint32_t)s, (uint32_t)maxval);
@@ -353,11 +546,9 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
   }
 
   /* P5/P6/P7 */
-  const char *name = kind == '7' ? "PAM" : channels == 3 ? "PPM" : "PGM";
+  const char *name = hd.kind == '7' ? "PAM" : channels == 3 ? "PPM" : "PGM";
   bool two = maxval > 255;
-  size_t need;
-  if (!mul_size(samples, two ? 2 : 1, &need))
-    return fail(err, n, "image is too large");
+  size_t need = samples * (two ? 2 : 1);
   if (len - c.pos < need)
     return fail(err, n, "truncated: %llux%llu %s needs %zu bytes of pixel data, the file has %zu",
                 (unsigned long long)w, (unsigned long long)h, name, need,
@@ -367,9 +558,11 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
     img->pixels = src;
     img->depth = 8;
     img->stride = row_samples;
-    img->format = kind == '7' ? "PAM (P7, 8-bit)" : channels == 3 ? "PPM (P6, 8-bit)" : "PGM (P5, 8-bit)";
+    img->format = hd.kind == '7' ? "PAM (P7, 8-bit)" : channels == 3 ? "PPM (P6, 8-bit)" : "PGM (P5, 8-bit)";
     return true;
   }
+  if (!fits_memory((uint64_t)samples * 2, w, h, err, n))
+    return false;
   uint16_t *out = malloc(samples * 2);
   if (!out)
     return fail(err, n, "out of memory (%zu bytes)", samples * 2);
@@ -388,7 +581,7 @@ static bool decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *er
   img->pixels = (const uint8_t *)out;
   img->depth = 16;
   img->stride = row_samples * 2;
-  img->format = kind == '7' ? (two ? "PAM (P7, 16-bit)" : "PAM (P7, maxval < 255)")
+  img->format = hd.kind == '7' ? (two ? "PAM (P7, 16-bit)" : "PAM (P7, maxval < 255)")
                 : two ? (channels == 3 ? "PPM (P6, 16-bit)" : "PGM (P5, 16-bit)")
                       : (channels == 3 ? "PPM (P6, maxval < 255)" : "PGM (P5, maxval < 255)");
   return true;
@@ -461,11 +654,24 @@ static bool decode_png(const uint8_t *data, size_t len, hti_image *img, char *er
     return false;
   }
   png_set_read_fn(png, io, png_read_mem);
+  /* libpng's own bounds: the sides the library takes (its default stops
+   * at 10^6), and what one ancillary chunk may allocate */
+  png_set_user_limits(png, (png_uint_32)HTI_MAX_SIDE, (png_uint_32)HTI_MAX_SIDE);
+  png_set_chunk_malloc_max(png, 8 << 20);
   png_read_info(png, info);
   png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
   if ((int64_t)w > HTI_MAX_SIDE || (int64_t)h > HTI_MAX_SIDE)
     png_error(png, "image is too large");
   int ct = png_get_color_type(png, info), bd = png_get_bit_depth(png, info);
+  /* Deflate packs at most 1032 bytes into one (runs of 258 bytes in two
+   * bits), so what is left of the file bounds the pixels it can hold: a
+   * header that declares more is cut off, said before any allocation. */
+  uint64_t raw = png_raw_bytes(w, h, bd, ct), left = len - io->pos;
+  if (raw / 1032 > left + 64) {
+    fail(err, n, "truncated: a %lux%lu PNG needs at least %llu bytes of compressed pixel data, the file has %llu",
+         (unsigned long)w, (unsigned long)h, (unsigned long long)(raw / 1032), (unsigned long long)left);
+    longjmp(io->jmp, 1);
+  }
   /* Stored values as they are (no gamma conversion): the halftone
    * reproduces the file's tones, as for netpbm input. */
   if (ct == PNG_COLOR_TYPE_PALETTE)
@@ -483,6 +689,8 @@ static bool decode_png(const uint8_t *data, size_t len, hti_image *img, char *er
   size_t rb = png_get_rowbytes(png, info), total;
   if (!mul_size(rb, h, &total))
     png_error(png, "image is too large");
+  if (!fits_memory((uint64_t)total + (uint64_t)h * sizeof *io->rows, w, h, err, n))
+    longjmp(io->jmp, 1);
   io->out = malloc(total ? total : 1);
   io->rows = malloc((size_t)h * sizeof *io->rows);
   if (!io->out || !io->rows)
@@ -521,17 +729,16 @@ bool hti_read(const char *path, hti_image *img, char *err, size_t n)
   if (!load_file(path, img, &data, &len, err, n))
     return false;
   bool ok;
-  static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
-  if (len >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '7') {
+  if (pnm_signature(data, len)) {
     ok = decode_pnm(data, len, img, err, n);
-  } else if (len >= 8 && memcmp(data, png_sig, 8) == 0) {
+  } else if (png_signature(data, len)) {
 #if HT_HAVE_PNG
     ok = decode_png(data, len, img, err, n);
 #else
     ok = fail(err, n, "is a PNG file, and this build has no PNG support (libpng was not found)");
 #endif
   } else {
-    ok = fail(err, n, "not a PGM, PPM, PBM, PAM or PNG file (unknown signature)");
+    ok = fail(err, n, "%s", unknown_signature);
   }
   if (ok && img->map && img->pixels != NULL &&
       !(img->pixels >= (const uint8_t *)img->map && img->pixels < (const uint8_t *)img->map + img->map_len)) {

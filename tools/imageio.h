@@ -5,6 +5,13 @@
  * the mapping: no copy. Anything else (16-bit big-endian samples, other
  * maxvals, ASCII variants, PNG) is converted once into a native buffer.
  *
+ * Input that is not a regular file (a pipe, a device) is read only as far
+ * as its format goes: the first bytes must be a known signature, and the
+ * header bounds what follows, so an endless stream such as /dev/zero is
+ * refused instead of filling the memory. Every allocation sized from a
+ * header is checked first against what the file can hold ("truncated")
+ * and the memory the process may use ("too large").
+ *
  * Writing claims the destination before the work (hti_dest_open: the
  * checks, and the temporary file beside the destination), builds the
  * whole file in memory, writes and syncs it to the temporary file and

@@ -24,8 +24,12 @@ no new file, no temporary file, and an existing output byte-identical.
   signals        SIGINT/SIGTERM/SIGHUP while the input is read, during the
                  work and during the write: one line, the temporary file
                  removed, ended by that signal
+  unbounded      /dev/zero, endless pipes: refused from the first bytes, or
+                 read only as far as the format goes, never until the
+                 memory runs out
+  declared-size  headers that declare more than the file holds or the
+                 memory allows: "truncated" / "too large", before allocating
 """
-import errno
 import os
 import re
 import resource
@@ -33,6 +37,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -486,6 +491,167 @@ def case_signals(env):
     check(caught >= 1, "never caught the write in progress")
 
 
+def limited_memory(mib):
+    def pre():
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return pre
+
+
+def feed(env, head, tail, args, out_name="out.pbm", mib=1024, timeout=60):
+    """Runs halftone on /dev/stdin fed `head` and then `tail` repeated
+    forever (until halftone closes the pipe), with the address space
+    limited to `mib` MiB; returns (rc, stderr)."""
+    errf = tempfile.TemporaryFile()
+    p = subprocess.Popen([env.halftone] + args + ["/dev/stdin", env.path(out_name)], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=errf, preexec_fn=limited_memory(mib))
+
+    def writer():
+        try:
+            p.stdin.write(head)
+            while tail:
+                p.stdin.write(tail)
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+        finally:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    try:
+        p.wait(timeout=timeout)  # not communicate(): it would close stdin under the writer
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise Fail("%r...: still reading after %d s" % (head[:20], timeout)) from None
+    finally:
+        t.join(timeout=10)
+        errf.seek(0)
+        err = errf.read().decode()
+        errf.close()
+    return p.returncode, err
+
+
+def png_chunk(kind, body):
+    import struct
+    import zlib
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def png_header(w, h, depth=8, ctype=0):
+    import struct
+    return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, 0))
+
+
+def case_unbounded(env):
+    """Input that is not a regular file is read only as far as its format
+    goes: /dev/zero and endless garbage are refused from their first
+    bytes; an endless stream behind a good header is cut where the image
+    ends (netpbm) or refused at a bound (PNG without IEND); memory stays
+    small throughout (the address space is limited to 1 GiB)."""
+    if os.path.exists("/dev/zero"):
+        rc, _, err = env.run("/dev/zero", env.path("out.pbm"), preexec=limited_memory(1024), timeout=60)
+        check(rc == 1, "/dev/zero: exit %d (%r)" % (rc, err))
+        one_line(err, r"/dev/zero: not a PGM, PPM, PBM, PAM or PNG file \(unknown signature\)", "/dev/zero")
+    rc, err = feed(env, b"", b"y\n" * 4096, [])
+    check(rc == 1, "yes |: exit %d (%r)" % (rc, err))
+    one_line(err, r"unknown signature", "yes |")
+    rc, err = feed(env, b"", b"P5\n" * 4096, [])
+    check(rc == 1, "endless P5 lines: exit %d (%r)" % (rc, err))
+    one_line(err, r"bad header", "endless P5 lines")
+    # a good header, then endless data: the image is what the header says
+    w, h = 64, 48
+    px = bytes((x * 5 + y * 3) & 255 for y in range(h) for x in range(w))
+    write_pnm(env.path("ref.pgm"), "P5", w, h, 255, list(px))
+    env.ok(env.path("ref.pgm"), env.path("ref.pbm"))
+    for what, head, tail in (("binary PGM", b"P5\n%d %d\n255\n" % (w, h) + px, b"\0" * 65536),
+                             ("plain PGM", b"P2\n%d %d\n255\n" % (w, h) + b" ".join(b"%d" % v for v in px) + b"\n",
+                              b"7 " * 32768),
+                             ("PBM", b"P4\n%d %d\n" % (w, h), b"\x55" * 65536)):
+        rc, err = feed(env, head, tail, ["--quiet"])
+        check(rc == 0, "%s, then endless data: exit %d (%r)" % (what, rc, err))
+        if what != "PBM":
+            check(digest(env.path("out.pbm")) == digest(env.path("ref.pbm")),
+                  "%s from an endless pipe differs from the file's halftone" % what)
+    # a header declaring more than the memory: refused before reading on
+    rc, err = feed(env, b"P5\n16777216 16777216\n255\n", b"\0" * 65536, [])
+    check(rc == 1, "a 2^48-sample header on a pipe: exit %d (%r)" % (rc, err))
+    one_line(err, r"too large: 16777216x16777216 needs .* of memory this process may use", "2^48 samples on a pipe")
+    # a PNG that never ends: refused at a bound of its size
+    try:
+        env.need_png()
+    except Skip:
+        return
+    finally:
+        if os.path.exists(env.path("probe.pgm")):
+            os.unlink(env.path("probe.pgm"))
+    rc, err = feed(env, png_header(16, 16), png_chunk(b"tEXt", b"k\0" + b"x" * 60000), [])
+    check(rc == 1, "a PNG without end: exit %d (%r)" % (rc, err))
+    one_line(err, r"a 16x16 PNG goes on for more than \d+ bytes without its end \(IEND\)", "a PNG without end")
+    # and a whole PNG, then endless bytes: the image ends at IEND
+    with open(env.fixture("tiny-rgba.png"), "rb") as f:
+        png = f.read()
+    env.ok(env.fixture("tiny-rgba.png"), env.path("ref.png"))
+    rc, err = feed(env, png, b"\0" * 65536, ["--quiet"], out_name="out.png")
+    check(rc == 0, "a PNG, then endless bytes: exit %d (%r)" % (rc, err))
+    check(digest(env.path("out.png")) == digest(env.path("ref.png")), "a PNG from a pipe differs from the file's")
+    check(sorted(os.listdir(env.dir)) == ["out.pbm", "out.png", "ref.pbm", "ref.pgm", "ref.png"],
+          "files left: %s" % os.listdir(env.dir))
+
+
+def case_declared_size(env):
+    """A few bytes of header declaring a huge image: refused as truncated
+    (the file cannot hold it) or too large (the memory cannot), before
+    any allocation of that size: under a 1 GiB address space the old
+    allocations said "out of memory" instead."""
+    import zlib
+    cases = {
+        # 29 bytes declaring 2^48 samples
+        "huge.pgm": (b"P5\n16777216 16777216\n255\n\0\0\0\0", r"truncated: 16777216x16777216 PGM needs"),
+        "huge16.pgm": (b"P5\n16777216 1024\n65535\n\0\0", r"truncated: 16777216x1024 PGM needs"),
+        "huge.pbm": (b"P4\n16777216 16777216\n\0", r"truncated: 16777216x16777216 PBM needs"),
+        # plain: 2^24 x 1024 samples need at least 2 bytes each
+        "huge-plain.pgm": (b"P2\n16777216 1024\n255\n1 2 3\n",
+                           r"truncated: 17179869184 samples expected, .* hold at most 4"),
+        "huge.pam": (b"P7\nWIDTH 16777216\nHEIGHT 16777216\nDEPTH 4\nMAXVAL 65535\nTUPLTYPE RGB_ALPHA\nENDHDR\n\0",
+                     r"truncated: 16777216x16777216 PAM needs"),
+    }
+    if env.run("--quiet", env.fixture("tiny-rgba.png"), env.path("probe.pgm"))[0] == 0:
+        os.unlink(env.path("probe.pgm"))
+        # 69 bytes declaring 10^6 x 10^6
+        cases["huge.png"] = (png_header(1000000, 1000000) + png_chunk(b"IDAT", zlib.compress(b"\0" * 10)) +
+                             png_chunk(b"IEND", b""), r"truncated: a 1000000x1000000 PNG needs at least \d+ bytes")
+        cases["wide.png"] = (png_header(16777216, 16777216) + png_chunk(b"IEND", b""), r"PNG: |truncated")
+        # a real PNG of 16000 x 16000 zeros (about 250 KB): compressed
+        # that well it is whole, and too large for 192 MiB
+        w = h = 16000
+        c = zlib.compressobj(9)
+        row = b"\0" * (w + 1)
+        body = b"".join(c.compress(row) for _ in range(h)) + c.flush()
+        cases["zeros.png"] = (png_header(w, h) + png_chunk(b"IDAT", body) + png_chunk(b"IEND", b""),
+                              r"too large: 16000x16000 needs 244 MiB, more than the 192 MiB of memory")
+    for name, (content, pattern) in cases.items():
+        p = env.path(name)
+        with open(p, "wb") as f:
+            f.write(content)
+        for existing in (False, True):
+            out = env.path("out.pbm")
+            if existing:
+                with open(out, "wb") as f:
+                    f.write(b"precious")
+            before = snapshot(env.dir)
+            t0 = time.monotonic()
+            rc, _, err = env.run(p, out, preexec=limited_memory(192 if name == "zeros.png" else 1024))
+            check(rc == 1, "%s: exit %d (%r)" % (name, rc, err))
+            one_line(err, re.escape(p) + ": " + pattern, name)
+            check(time.monotonic() - t0 < 10, "%s: took %.1f s" % (name, time.monotonic() - t0))
+            check(snapshot(env.dir) == before, "%s: the folder changed" % name)
+            if existing:
+                os.unlink(out)
+        os.unlink(p)
+
+
 CASES = {
     "same-file": case_same_file,
     "replace": case_replace,
@@ -495,6 +661,8 @@ CASES = {
     "disk-full": case_disk_full,
     "read-only-dir": case_read_only_dir,
     "signals": case_signals,
+    "unbounded": case_unbounded,
+    "declared-size": case_declared_size,
 }
 
 
