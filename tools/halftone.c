@@ -249,9 +249,11 @@ static int usage_error(const char *fmt, ...)
   return EXIT_USAGE;
 }
 
+/* A whole number written as digits only: strtol alone would also take
+ * " 4" and "+3". */
 static bool parse_int(const char *s, long lo, long hi, int *out)
 {
-  if (!s || !*s)
+  if (!s || !*s || strspn(s, "0123456789") != strlen(s))
     return false;
   char *end;
   errno = 0;
@@ -641,7 +643,18 @@ int main(int argc, char **argv)
     times[i] = now_ms() - t0;
   }
   if (s != HT_OK) {
-    say("%s", ht_context_message(ctx));
+    /* The library says "backend cuda: <why>" when a GPU variant finds no
+     * GPU; with --backend left at auto it was the variant that asked for
+     * the GPU, so name it. */
+    const char *msg = ht_context_message(ctx), *prefix = "backend cuda: ";
+    if (s == HT_ERR_NO_GPU && o.backend == HT_BACKEND_AUTO && o.variant != HT_VARIANT_AUTO &&
+        ht_variant_backend((ht_variant)o.variant) == HT_BACKEND_CUDA) {
+      if (strncmp(msg, prefix, strlen(prefix)) == 0)
+        msg += strlen(prefix);
+      say("variant %s runs on the GPU, and there is none usable: %s", ht_variant_name((ht_variant)o.variant), msg);
+    } else {
+      say("%s", msg);
+    }
     free(times);
     goto done;
   }

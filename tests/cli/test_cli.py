@@ -128,6 +128,13 @@ def case_errors_usage(env):
     expect_error(env, ["--levels", "1", c], 2, r"--levels .*2\.\.256.*'1'")
     expect_error(env, ["--levels", "300", c], 2, r"--levels .*'300'")
     expect_error(env, ["--levels", "4x", c], 2, r"--levels .*'4x'")
+    # digits only: strtol alone takes leading blanks and a sign
+    expect_error(env, ["--levels", " 4", c], 2, r"--levels .*' 4'", out_name="out.pgm")
+    expect_error(env, ["--levels", "+3", c], 2, r"--levels .*'\+3'", out_name="out.pgm")
+    expect_error(env, ["--levels", "4, 4,2", "--color", "per-channel", env.fixture("tiny.ppm")], 2,
+                 r"--levels .*'4, 4,2'", out_name="out.ppm")
+    expect_error(env, ["--threads", "+1", c], 2, r"--threads .*'\+1'")
+    expect_error(env, ["--bench", " 2", c], 2, r"--bench .*' 2'")
     expect_error(env, ["--levels", "4", c], 2, r"PBM holds 2 levels")
     expect_error(env, ["--algorithm", "nope", c], 2, r"unknown filter 'nope'")
     expect_error(env, ["--algorithm", "custom", c], 2, r"needs --coefficients")
@@ -182,6 +189,8 @@ def case_errors_input(env):
         "letters.pgm": (b"P5\nwide 2\n255\n", r"bad header: expected the width at byte 4"),
         "over-maxval.pgm": (b"P5\n2 1\n1000\n\x00\x01\x07\xd0", r"sample 2000 at pixel \(1, 0\) exceeds maxval 1000"),
         "plain-bad.pgm": (b"P2\n2 2\n255\n1 2 3 x\n", r"bad sample at byte 18 \(pixel 1, 1\)"),
+        "plain-over.pgm": (b"P2\n2 1\n255\n300 1\n", r"sample 300 at byte 12 \(pixel 0, 0\) exceeds maxval 255"),
+        "plain-over16.ppm": (b"P3\n1 1\n1000\n1 2 70000\n", r"sample 70000 at byte \d+ \(pixel 0, 0\) exceeds maxval 1000"),
         "plain-short.pgm": (b"P2\n2 2\n255\n1 2 3\n", r"truncated: 4 samples expected.*after 3"),
         "huge.pgm": (b"P5\n99999999 2\n255\n", r"bad header: the width at byte 4 must be 1\.\.16777216"),
         "pam.pgm": (b"P7\nWIDTH 2\n", r"truncated header: the PAM header has no ENDHDR"),
@@ -255,6 +264,10 @@ def case_backend_cuda(env):
         return
     expect_error(env, ["--backend", "cuda", env.crop], 1, r"backend cuda: ")
     check("Traceback" not in err and "Segmentation" not in err, "crash: %r" % err)
+    # a GPU variant with --backend left at auto: the variant asked for the
+    # GPU, and the message says so rather than blaming "backend cuda"
+    expect_error(env, ["--variant", "gpu-fast", env.crop], 1, r"halftone: variant gpu-fast runs on the GPU, and "
+                 r"there is none usable: (?!backend cuda)")
     nodes = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/proc/driver/nvidia/version")
     if os.environ.get("HT_TEST_CUDA_MODULE_BUILT") == "0":
         # a build without the CUDA module (-Dcuda=disabled): the loader finds none
