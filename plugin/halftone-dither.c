@@ -14,6 +14,14 @@
  */
 #include "ht-config.h"
 
+/* The domain of the op's log messages (g_warning and friends), so that
+ * they read "gegl-halftone-WARNING", not "(null)-WARNING"; before GLib,
+ * whose headers fall back to no domain. gegl-op.h includes this file
+ * again, hence the guard. */
+#ifndef G_LOG_DOMAIN
+#define G_LOG_DOMAIN "gegl-halftone"
+#endif
+
 #include <glib/gi18n-lib.h>
 
 #ifdef GEGL_PROPERTIES
@@ -160,7 +168,8 @@ static const gchar reference_composition[] =
 typedef struct
 {
   const Babl *in_format;   /* what the input is converted to          */
-  const Babl *out_format;  /* what the operation outputs              */
+  const Babl *out_format;  /* the halftone's own format, converted to
+                              the input's for the output             */
   const Babl *core_format; /* what the core writes (u8 or u16)        */
   ht_format   in_type;
   ht_format   out_type;
@@ -266,44 +275,92 @@ get_filter (GeglProperties *o, ht_filter *filter, gchar *err, gsize err_size)
   return TRUE;
 }
 
+/* The run's parameters from the properties; FALSE with the reason in
+ * `why` for a bad custom string. */
 static gboolean
-filter_is_valid (GeglOperation *operation, gboolean warn)
+get_params (GeglProperties *o, const Plan *plan, ht_params *params, gchar *why, gsize why_size)
 {
-  GeglProperties *o = GEGL_PROPERTIES (operation);
-  ht_filter       filter;
-  gchar           err[256] = "";
+  gchar err[256] = "";
 
-  if (get_filter (o, &filter, err, sizeof err))
+  ht_params_init (params);
+  if (!get_filter (o, &params->filter, err, sizeof err))
     {
-      g_object_set_data (G_OBJECT (operation), "halftone-warned", NULL);
-      return TRUE;
+      g_snprintf (why, why_size, "coefficients \"%s\": %s", o->coefficients ? o->coefficients : "", err);
+      return FALSE;
     }
-  /* prepare() runs several times per graph: say it once per string */
-  if (warn && g_strcmp0 (g_object_get_data (G_OBJECT (operation), "halftone-warned"),
-                         o->coefficients) != 0)
-    {
-      g_warning ("halftone:dither: coefficients \"%s\": %s; passing the input through unchanged",
-                 o->coefficients ? o->coefficients : "", err);
-      g_object_set_data_full (G_OBJECT (operation), "halftone-warned",
-                              g_strdup (o->coefficients), g_free);
-    }
-  return FALSE;
+  params->levels = o->levels;
+  params->scan   = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
+  params->color  = (ht_color_mode) o->color_mode;
+  params->alpha  = plan->alpha;
+  return TRUE;
 }
 
+/* Whether a run over `area` can start. FALSE, with the reason in `why`,
+ * for what is known before any pixel is read: a bad custom string,
+ * settings the library refuses on the chosen backend (ht_check, e.g.
+ * serpentine with backend cuda), an image larger than the library takes.
+ * A run that can start may still fail (no usable GPU, out of memory, a
+ * NaN pixel). */
+static gboolean
+run_can_start (GeglOperation *operation, const Plan *plan, const GeglRectangle *area,
+               ht_params *params, gchar *why, gsize why_size)
+{
+  GeglProperties *o = GEGL_PROPERTIES (operation);
+  ht_context     *ctx;
+  ht_status       status;
+
+  if (!get_params (o, plan, params, why, why_size))
+    return FALSE;
+  if (area->width > HT_MAX_SIDE || area->height > HT_MAX_SIDE ||
+      (gint64) area->width * area->height > HT_MAX_PIXELS)
+    {
+      g_snprintf (why, why_size, "a %dx%d image is larger than the library takes "
+                  "(%" G_GINT64_FORMAT " pixels a side, %" G_GINT64_FORMAT " in all)",
+                  area->width, area->height, (gint64) HT_MAX_SIDE, (gint64) HT_MAX_PIXELS);
+      return FALSE;
+    }
+  /* One thread: ht_check then starts no workers. */
+  ctx = ht_context_new ();
+  if (!ctx)
+    return TRUE; /* the run will say it */
+  ht_context_set_backend (ctx, (ht_backend) o->backend);
+  ht_context_set_threads (ctx, 1);
+  status = ht_check (ctx, params);
+  if (status != HT_OK)
+    g_snprintf (why, why_size, "%s", ht_context_message (ctx));
+  ht_context_free (ctx);
+  return status == HT_OK;
+}
+
+/* Warns that the input is passed on, once per reason until a run
+ * succeeds: GIMP's preview runs the operation again at every change. */
+static void
+warn_pass_through (GeglOperation *operation, const gchar *why)
+{
+  if (g_strcmp0 (g_object_get_data (G_OBJECT (operation), "halftone-warned"), why) != 0)
+    {
+      g_warning ("halftone:dither: %s; passing the input through unchanged", why);
+      g_object_set_data_full (G_OBJECT (operation), "halftone-warned", g_strdup (why), g_free);
+    }
+}
+
+/* The output has the input's own format, whatever the run does: the
+ * halftone is converted into it (a luma halftone of a colour image has
+ * equal colour channels), and on any failure the input buffer itself is
+ * the output. A format that depended on the run's success could not be
+ * chosen here, as some failures are only found while running (no usable
+ * GPU, out of memory, a NaN pixel), and GEGL converts an operation's
+ * output to the format announced here (the node's cache has it) — a gray
+ * format would turn a failed run's colour input gray. */
 static void
 prepare (GeglOperation *operation)
 {
-  Plan plan;
+  const Babl *source = gegl_operation_get_source_format (operation, "input");
+  Plan        plan;
 
   make_plan (operation, &plan);
   gegl_operation_set_format (operation, "input", plan.in_format);
-
-  /* Bad coefficients: the input is passed on unchanged (see
-   * operation_process), so announce the input's format. */
-  if (filter_is_valid (operation, TRUE))
-    gegl_operation_set_format (operation, "output", plan.out_format);
-  else
-    gegl_operation_set_format (operation, "output", plan.in_format);
+  gegl_operation_set_format (operation, "output", source ? source : plan.out_format);
 }
 
 static GeglRectangle
@@ -448,73 +505,58 @@ context_put_back (ht_context *ctx, gboolean ran_well)
   ht_context_free (ctx);
 }
 
-static gboolean
-process (GeglOperation       *operation,
-         GeglBuffer          *input,
-         GeglBuffer          *output,
-         const GeglRectangle *result,
-         gint                 level)
+/* Runs the core over `area` of `input`: the core's output (plan->
+ * core_format, rows of area->width pixels), or NULL after a warning that
+ * says why (the caller then passes the input on). */
+static guchar *
+run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area, const Plan *plan)
 {
-  GeglProperties *o    = GEGL_PROPERTIES (operation);
-  GeglRectangle   area = *gegl_operation_source_get_bounding_box (operation, "input");
-  Plan            plan;
+  GeglProperties *o  = GEGL_PROPERTIES (operation);
+  ProgressData    pd = { operation, g_thread_self () };
   ht_params       params;
   ht_context     *ctx;
   ht_image        in, out;
   ht_status       status;
-  ProgressData    pd = { operation, g_thread_self () };
-  gsize           in_bpp, out_bpp;
+  gsize           in_bpp  = (gsize) babl_format_get_bytes_per_pixel (plan->in_format);
+  gsize           out_bpp = (gsize) babl_format_get_bytes_per_pixel (plan->core_format);
   guchar         *in_data, *out_data;
-  gchar           err[256] = "";
+  gchar           why[512];
 
-  if (gegl_rectangle_is_infinite_plane (&area))
-    area = *result;
-  if (area.width <= 0 || area.height <= 0)
-    return TRUE;
-
-  make_plan (operation, &plan);
-  ht_params_init (&params);
-  if (!get_filter (o, &params.filter, err, sizeof err))
+  if (!run_can_start (operation, plan, area, &params, why, sizeof why))
     {
-      /* prepare() already warned; operation_process passes through */
-      gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
-      return TRUE;
+      warn_pass_through (operation, why);
+      return NULL;
     }
-  params.levels = o->levels;
-  params.scan   = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
-  params.color  = (ht_color_mode) o->color_mode;
-  params.alpha  = plan.alpha;
 
-  in_bpp  = (gsize) babl_format_get_bytes_per_pixel (plan.in_format);
-  out_bpp = (gsize) babl_format_get_bytes_per_pixel (plan.core_format);
-  in_data  = g_try_malloc ((gsize) area.width * (gsize) area.height * in_bpp);
-  out_data = g_try_malloc ((gsize) area.width * (gsize) area.height * out_bpp);
+  in_data  = g_try_malloc ((gsize) area->width * (gsize) area->height * in_bpp);
+  out_data = g_try_malloc ((gsize) area->width * (gsize) area->height * out_bpp);
   ctx = context_take ();
   if (!in_data || !out_data || !ctx)
     {
-      g_warning ("halftone:dither: out of memory for a %dx%d image",
-                 area.width, area.height);
+      gchar why_oom[64];
+
+      g_snprintf (why_oom, sizeof why_oom, "out of memory for a %dx%d image", area->width, area->height);
+      warn_pass_through (operation, why_oom);
       g_free (in_data);
       g_free (out_data);
       context_put_back (ctx, TRUE);
-      gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
-      return TRUE;
+      return NULL;
     }
 
-  gegl_buffer_get (input, &area, 1.0, plan.in_format, in_data,
+  gegl_buffer_get (input, area, 1.0, plan->in_format, in_data,
                    GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
 
-  in.width    = area.width;
-  in.height   = area.height;
-  in.stride   = (size_t) area.width * in_bpp;
-  in.channels = plan.in_channels;
-  in.format   = plan.in_type;
-  in.data     = in_data;
-  out.width    = area.width;
-  out.height   = area.height;
-  out.stride   = (size_t) area.width * out_bpp;
-  out.channels = plan.out_channels;
-  out.format   = plan.out_type;
+  in.width     = area->width;
+  in.height    = area->height;
+  in.stride    = (size_t) area->width * in_bpp;
+  in.channels  = plan->in_channels;
+  in.format    = plan->in_type;
+  in.data      = in_data;
+  out.width    = area->width;
+  out.height   = area->height;
+  out.stride   = (size_t) area->width * out_bpp;
+  out.channels = plan->out_channels;
+  out.format   = plan->out_type;
   out.data     = out_data;
 
   ht_context_set_backend (ctx, (ht_backend) o->backend);
@@ -526,70 +568,78 @@ process (GeglOperation       *operation,
   status = ht_run (ctx, &in, &out, &params);
   gegl_operation_progress (operation, 1.0, "");
 
-  if (status == HT_OK)
-    {
-      const guchar *first;
-      GeglRectangle roi;
-
-      gegl_rectangle_intersect (&roi, result, &area);
-      first = out_data + ((gsize) (roi.y - area.y) * (gsize) area.width +
-                          (gsize) (roi.x - area.x)) * out_bpp;
-      if (plan.float_out)
-        {
-          /* Float output: turn the core's evenly spaced u16 values back
-           * into exact fractions q / (levels - 1). */
-          gfloat  *f  = g_try_malloc ((gsize) roi.width * (gsize) roi.height *
-                                      (gsize) plan.out_channels * sizeof (gfloat));
-          int      lm = o->levels - 1;
-          int      colors = plan.out_channels - (plan.alpha ? 1 : 0);
-
-          if (f)
-            {
-              for (gint y = 0; y < roi.height; y++)
-                {
-                  const guint16 *row = (const guint16 *) (const void *)
-                                       (first + (gsize) y * out.stride);
-                  gfloat        *frow = f + (gsize) y * (gsize) roi.width *
-                                        (gsize) plan.out_channels;
-
-                  for (gsize i = 0; i < (gsize) roi.width * (gsize) plan.out_channels; i++)
-                    {
-                      if ((int) (i % (gsize) plan.out_channels) < colors)
-                        {
-                          int q = (int) (((gint64) row[i] * lm + 32767) / 65535);
-                          frow[i] = (gfloat) q / (gfloat) lm;
-                        }
-                      else
-                        frow[i] = row[i] / 65535.0f;
-                    }
-                }
-              gegl_buffer_set (output, &roi, 0, plan.out_format, f, GEGL_AUTO_ROWSTRIDE);
-              g_free (f);
-            }
-          else
-            {
-              gegl_buffer_set (output, &roi, 0, plan.core_format, first, (gint) out.stride);
-            }
-        }
-      else
-        {
-          gegl_buffer_set (output, &roi, 0, plan.core_format, first, (gint) out.stride);
-        }
-    }
+  if (status != HT_OK)
+    warn_pass_through (operation, ht_context_message (ctx));
   else
-    {
-      g_warning ("halftone:dither: %s", ht_context_message (ctx));
-      gegl_buffer_copy (input, result, GEGL_ABYSS_NONE, output, result);
-    }
-
+    g_object_set_data (G_OBJECT (operation), "halftone-warned", NULL);
   context_put_back (ctx, status == HT_OK);
   g_free (in_data);
-  g_free (out_data);
+  if (status != HT_OK)
+    {
+      g_free (out_data);
+      return NULL;
+    }
+  return out_data;
+}
+
+/* Writes the part `roi` of the core's output `levels` (rows of
+ * area->width pixels from area's corner) into `output`. Float output
+ * gets the exact fractions q / (levels - 1) rather than the core's
+ * evenly spaced u16 values, converted a band of rows at a time through
+ * `band` (band_rows rows of roi->width pixels). */
+static void
+write_output (GeglBuffer *output, const Plan *plan, gint levels, const guchar *levels_data,
+              const GeglRectangle *area, const GeglRectangle *roi, gfloat *band, gint band_rows)
+{
+  const gsize   out_bpp = (gsize) babl_format_get_bytes_per_pixel (plan->core_format);
+  const gsize   stride  = (gsize) area->width * out_bpp;
+  const guchar *first   = levels_data + (gsize) (roi->y - area->y) * stride +
+                          (gsize) (roi->x - area->x) * out_bpp;
+  const gint    lm      = levels - 1;
+  const gint    colors  = plan->out_channels - (plan->alpha ? 1 : 0);
+  const gsize   n       = (gsize) roi->width * (gsize) plan->out_channels;
+
+  if (!plan->float_out)
+    {
+      gegl_buffer_set (output, roi, 0, plan->core_format, first, (gint) stride);
+      return;
+    }
+  for (gint y0 = 0; y0 < roi->height; y0 += band_rows)
+    {
+      GeglRectangle part = { roi->x, roi->y + y0, roi->width, MIN (band_rows, roi->height - y0) };
+
+      for (gint y = 0; y < part.height; y++)
+        {
+          const guint16 *row  = (const guint16 *) (const void *) (first + (gsize) (y0 + y) * stride);
+          gfloat        *frow = band + (gsize) y * n;
+
+          for (gsize i = 0; i < n; i++)
+            {
+              if ((gint) (i % (gsize) plan->out_channels) < colors)
+                {
+                  gint q = (gint) (((gint64) row[i] * lm + 32767) / 65535);
+                  frow[i] = (gfloat) q / (gfloat) lm;
+                }
+              else
+                frow[i] = row[i] / 65535.0f;
+            }
+        }
+      gegl_buffer_set (output, &part, 0, plan->out_format, band, GEGL_AUTO_ROWSTRIDE);
+    }
+}
+
+/* Hands the input buffer itself on as the output: the input's pixels in
+ * the input's own format, whatever went wrong. */
+static gboolean
+pass_through (GeglOperationContext *context, GObject *input)
+{
+  gegl_operation_context_take_object (context, "output", g_object_ref (input));
   return TRUE;
 }
 
-/* Bad custom coefficients: hand the input on untouched instead of
- * computing garbage (prepare() has put the reason on the log). */
+/* The whole run, in place of GeglOperationFilter's process: the output
+ * buffer is only made once the halftone is there, so that on any failure
+ * the input buffer itself can be the output. */
 static gboolean
 operation_process (GeglOperation        *operation,
                    GeglOperationContext *context,
@@ -597,24 +647,64 @@ operation_process (GeglOperation        *operation,
                    const GeglRectangle  *result,
                    gint                  level)
 {
-  GeglOperationClass *operation_class =
-    GEGL_OPERATION_CLASS (gegl_op_parent_class);
+  GeglProperties      *o     = GEGL_PROPERTIES (operation);
+  GObject             *input = gegl_operation_context_get_object (context, "input");
+  const GeglRectangle *box   = gegl_operation_source_get_bounding_box (operation, "input");
+  GeglRectangle        area, roi;
+  Plan                 plan;
+  guchar              *levels_data;
+  gfloat              *band = NULL;
+  gint                 band_rows = 0;
 
-  if (!filter_is_valid (operation, FALSE))
+  (void) level;
+  if (g_strcmp0 (output_prop, "output") != 0)
     {
-      gpointer input = gegl_operation_context_get_object (context, "input");
-
-      gegl_operation_context_set_object (context, "output", input);
+      g_warning ("halftone:dither: asked for pad %s, which a filter does not have", output_prop);
+      return FALSE;
+    }
+  if (!input || !box)
+    {
+      /* nothing connected: an empty output, as a filter gives */
+      gegl_operation_context_get_target (context, "output");
       return TRUE;
     }
-  return operation_class->process (operation, context, output_prop, result, level);
+  /* An infinite plane cannot be diffused; do what was asked. */
+  area = gegl_rectangle_is_infinite_plane (box) ? *result : *box;
+  if (area.width <= 0 || area.height <= 0 || !gegl_rectangle_intersect (&roi, result, &area))
+    return pass_through (context, input);
+
+  make_plan (operation, &plan);
+  levels_data = run_core (operation, GEGL_BUFFER (input), &area, &plan);
+  if (levels_data && plan.float_out)
+    {
+      /* bands of about 1 MiB of floats */
+      gsize row_bytes = (gsize) roi.width * (gsize) plan.out_channels * sizeof (gfloat);
+
+      band_rows = (gint) CLAMP ((1 << 20) / row_bytes, 1, (gsize) roi.height);
+      band = g_try_malloc (row_bytes * (gsize) band_rows);
+      if (!band)
+        {
+          gchar why[64];
+
+          g_snprintf (why, sizeof why, "out of memory for a %dx%d image", area.width, area.height);
+          warn_pass_through (operation, why);
+          g_clear_pointer (&levels_data, g_free);
+        }
+    }
+  if (!levels_data)
+    return pass_through (context, input);
+
+  write_output (gegl_operation_context_get_target (context, "output"), &plan, o->levels, levels_data,
+                &area, &roi, band, band_rows);
+  g_free (band);
+  g_free (levels_data);
+  return TRUE;
 }
 
 static void
 gegl_op_class_init (GeglOpClass *klass)
 {
   GeglOperationClass       *operation_class = GEGL_OPERATION_CLASS (klass);
-  GeglOperationFilterClass *filter_class    = GEGL_OPERATION_FILTER_CLASS (klass);
 
   operation_class->prepare                 = prepare;
   operation_class->process                 = operation_process;
@@ -624,7 +714,6 @@ gegl_op_class_init (GeglOpClass *klass)
    * seams. The core runs its own threads. */
   operation_class->threaded                = FALSE;
   operation_class->want_in_place           = FALSE;
-  filter_class->process                    = process;
 
   gegl_operation_class_set_keys (operation_class,
     "name",            "halftone:dither",

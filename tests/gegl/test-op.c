@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"
@@ -28,6 +30,7 @@ static int failures;
 static int checks;
 static int warnings; /* warnings seen by the log handler since reset */
 static GString *last_warning;
+static GString *last_warning_domain;
 static gint contexts_made;  /* the op's debug lines about its kept core context */
 static gint contexts_freed;
 
@@ -50,6 +53,7 @@ log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gp
     {
       warnings++;
       g_string_assign (last_warning, message);
+      g_string_assign (last_warning_domain, domain ? domain : "(null)");
     }
   if (strstr (message, "halftone:dither: made a core context"))
     g_atomic_int_inc (&contexts_made);
@@ -355,55 +359,59 @@ test_properties (void)
   g_object_unref (g);
 }
 
-/* Every pixel's colour samples must be halftone levels; alpha must be
- * the input's. `a_in`/`a_out` in the same type as the output. */
+/* Every pixel's colour samples must be halftone levels, in the space the
+ * halftone was made in; a luma halftone of colour has equal colour
+ * samples; alpha must be the input's. */
 typedef struct
 {
   const gchar *in_format;
   const gchar *props_color; /* "luma" or "per-channel" */
   gint         levels;
   const gchar *space;
-  const gchar *want_out;    /* expected output format */
 } FormatCase;
 
 static void
 check_levels_and_alpha (const FormatCase *fc, GeglBuffer *in, GeglBuffer *out)
 {
   const Babl *of     = gegl_buffer_get_format (out);
-  gint        n      = babl_format_get_n_components (of);
   gboolean    alpha  = babl_format_has_alpha (of);
-  gint        colors = n - (alpha ? 1 : 0);
-  const gchar *cmp;
+  gint        colors = babl_format_get_n_components (of) - (alpha ? 1 : 0);
+  gboolean    linear = strcmp (fc->space, "linear") == 0;
+  gboolean    luma   = strcmp (fc->props_color, "luma") == 0;
+  gint        n      = colors + (alpha ? 1 : 0);
+  gchar       name[64];
   gfloat     *o, *i;
   const GeglRectangle *r = gegl_buffer_get_extent (out);
   gsize       npx = (gsize) r->width * (gsize) r->height;
-  gint        bad = 0, bad_alpha = 0, lm = fc->levels - 1;
+  gint        bad = 0, bad_alpha = 0, bad_gray = 0, lm = fc->levels - 1;
   const Babl *type = babl_format_get_type (of, 0);
+  /* integer outputs store round(q * MAX / (levels - 1)); float ones the
+   * fraction, through the input's transfer curve where its space is not
+   * the halftone's */
   gfloat      tol = type == babl_type ("u8") ? 0.51f / 255.0f
-                    : type == babl_type ("u16") ? 0.51f / 65535.0f : 1e-6f;
+                    : type == babl_type ("u16") ? 0.51f / 65535.0f : 2e-5f;
 
-  /* read both as float in the output's own model: exact for levels */
-  cmp = babl_get_name (babl_format_get_model (of));
-  {
-    gchar name[64];
-    g_snprintf (name, sizeof name, "%s float", cmp);
-    o = get_pixels (out, name);
-    i = babl_format_has_alpha (gegl_buffer_get_format (in)) ? get_pixels (in, name) : NULL;
-  }
+  /* both read as float in the halftone's own model, unpremultiplied */
+  g_snprintf (name, sizeof name, "%s%s float", colors >= 3 ? (linear ? "RGB" : "R'G'B'") : (linear ? "Y" : "Y'"),
+              alpha ? "A" : "");
+  o = get_pixels (out, name);
+  i = babl_format_has_alpha (gegl_buffer_get_format (in)) ? get_pixels (in, name) : NULL;
   for (gsize p = 0; p < npx; p++)
     {
       for (gint c = 0; c < colors; c++)
         {
-          /* integer outputs store round(q * MAX / (levels - 1)) */
           gfloat v = o[p * (gsize) n + (gsize) c];
           gfloat q = rintf (v * (gfloat) lm);
           if (fabsf (v - q / (gfloat) lm) > tol || q < 0 || q > lm)
             bad++;
+          if (luma && c > 0 && v != o[p * (gsize) n])
+            bad_gray++;
         }
       if (alpha && i && fabsf (o[p * (gsize) n + (gsize) colors] - i[p * (gsize) n + (gsize) colors]) > 1.0f / 255.0f)
         bad_alpha++;
     }
   CHECK (bad == 0, "%s %s levels %d: %d samples are not levels", fc->in_format, fc->props_color, fc->levels, bad);
+  CHECK (bad_gray == 0, "%s luma: %d pixels are not gray", fc->in_format, bad_gray);
   CHECK (bad_alpha == 0, "%s: %d alpha values changed", fc->in_format, bad_alpha);
   g_free (o);
   g_free (i);
@@ -412,20 +420,24 @@ check_levels_and_alpha (const FormatCase *fc, GeglBuffer *in, GeglBuffer *out)
 static void
 test_formats (void)
 {
+  /* the output is always in the input's format */
   static const FormatCase cases[] = {
-    { "R'G'B'A u8", "luma", 2, "perceptual", "Y'A u8" },
-    { "R'G'B' u8", "luma", 2, "perceptual", "Y' u8" },
-    { "Y' u8", "luma", 2, "perceptual", "Y' u8" },
-    { "Y'A u8", "luma", 3, "perceptual", "Y'A u8" },
-    { "R'G'B'A u8", "per-channel", 2, "perceptual", "R'G'B'A u8" },
-    { "R'G'B' u8", "per-channel", 4, "perceptual", "R'G'B' u8" },
-    { "R'G'B'A u16", "luma", 2, "perceptual", "Y'A u16" },
-    { "Y' u16", "luma", 5, "perceptual", "Y' u16" },
-    { "RGBA float", "luma", 2, "perceptual", "Y'A float" },
-    { "Y float", "luma", 3, "perceptual", "Y' float" },
-    { "R'G'B'A float", "per-channel", 2, "linear", "RGBA float" },
-    { "R'G'B' u8", "luma", 2, "linear", "Y u8" },
-    { "R'aG'aB'aA float", "luma", 2, "perceptual", "Y'A float" },
+    { "R'G'B'A u8", "luma", 2, "perceptual" },
+    { "R'G'B' u8", "luma", 2, "perceptual" },
+    { "Y' u8", "luma", 2, "perceptual" },
+    { "Y'A u8", "luma", 3, "perceptual" },
+    { "R'G'B'A u8", "per-channel", 2, "perceptual" },
+    { "R'G'B' u8", "per-channel", 4, "perceptual" },
+    { "R'G'B'A u16", "luma", 2, "perceptual" },
+    { "Y' u16", "luma", 5, "perceptual" },
+    { "RGBA float", "luma", 2, "perceptual" },
+    { "RGBA float", "per-channel", 3, "perceptual" },
+    { "Y float", "luma", 3, "perceptual" },
+    { "R'G'B'A float", "per-channel", 2, "linear" },
+    { "R'G'B'A float", "luma", 5, "linear" },
+    { "R'G'B' u8", "luma", 2, "linear" },
+    { "R'aG'aB'aA float", "luma", 2, "perceptual" },
+    { "R'aG'aB'aA float", "per-channel", 4, "perceptual" },
   };
   const gint w = 67, h = 41;
   guchar    *rgba = make_rgba8 (w, h);
@@ -445,9 +457,9 @@ test_formats (void)
         {
           const GeglRectangle *e = gegl_buffer_get_extent (out);
           CHECK (e->width == w && e->height == h, "%s: output %dx%d", fc->in_format, e->width, e->height);
-          CHECK (gegl_buffer_get_format (out) == babl_format (fc->want_out),
-                 "%s: output format %s, want %s", fc->in_format,
-                 babl_get_name (gegl_buffer_get_format (out)), fc->want_out);
+          CHECK (gegl_buffer_get_format (out) == babl_format (fc->in_format),
+                 "%s %s: output format %s, not the input's", fc->in_format, fc->props_color,
+                 babl_get_name (gegl_buffer_get_format (out)));
           check_levels_and_alpha (fc, in, out);
           g_object_unref (out);
         }
@@ -529,7 +541,7 @@ test_linear (void)
   ht_params_init (&p);
   CHECK (ht_run (ctx, &ii, &oi, &p) == HT_OK, "core: %s", ht_context_message (ctx));
   CHECK (memcmp (want, got, n) == 0, "linear op differs from the core on linear floats");
-  CHECK (gegl_buffer_get_format (lin) == babl_format ("Y u8"), "linear output format %s",
+  CHECK (gegl_buffer_get_format (lin) == babl_format ("R'G'B' u8"), "linear output format %s, not the input's",
          babl_get_name (gegl_buffer_get_format (lin)));
   for (gsize i = 0; i < n; i++)
     {
@@ -579,6 +591,266 @@ test_custom (void)
   g_object_unref (fs); g_object_unref (cu); g_object_unref (st);
   g_object_unref (in);
   g_free (rgba);
+}
+
+/* ------------------------------------------------- failures pass through */
+
+/* Runs the op on `in` like run_op, and also returns the output format
+ * that its prepare() announced. */
+static GeglBuffer *
+run_op_announced (GeglBuffer *in, const Babl **announced, const gchar *first_property, ...)
+{
+  GeglNode   *g    = gegl_node_new ();
+  GeglBuffer *out  = NULL;
+  GeglNode   *src  = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+  GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
+  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink", "buffer", &out, NULL);
+  va_list     ap;
+
+  if (first_property)
+    {
+      va_start (ap, first_property);
+      gegl_node_set_valist (op, first_property, ap);
+      va_end (ap);
+    }
+  gegl_node_link_many (src, op, sink, NULL);
+  gegl_node_process (sink);
+  *announced = gegl_operation_get_format (gegl_node_get_gegl_operation (op), "output");
+  g_object_unref (g);
+  return out;
+}
+
+/* `out` is `in`: the same format, and the same bytes over `check` (the
+ * whole extent where NULL). */
+static gboolean
+same_as_input (GeglBuffer *in, GeglBuffer *out, const GeglRectangle *check, const gchar *what)
+{
+  const Babl          *f = gegl_buffer_get_format (in);
+  const GeglRectangle *r = check ? check : gegl_buffer_get_extent (in);
+  gsize                bytes = (gsize) r->width * (gsize) r->height * (gsize) babl_format_get_bytes_per_pixel (f);
+  guchar              *a, *b;
+  gboolean             same;
+
+  CHECK (out != NULL, "%s: no output", what);
+  if (!out)
+    return FALSE;
+  CHECK (gegl_buffer_get_format (out) == f, "%s: output format %s, the input's %s", what,
+         babl_get_name (gegl_buffer_get_format (out)), babl_get_name (f));
+  CHECK (gegl_rectangle_equal (gegl_buffer_get_extent (out), gegl_buffer_get_extent (in)),
+         "%s: output extent differs from the input's", what);
+  a = g_malloc (bytes);
+  b = g_malloc (bytes);
+  gegl_buffer_get (in, r, 1.0, f, a, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+  gegl_buffer_get (out, r, 1.0, f, b, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+  same = memcmp (a, b, bytes) == 0;
+  CHECK (same, "%s: output pixels differ from the input's", what);
+  g_free (a);
+  g_free (b);
+  return same && gegl_buffer_get_format (out) == f;
+}
+
+/* The warning of a failure: one at least, in the op's log domain,
+ * naming `needle`. */
+static void
+check_warning (const gchar *needle, const gchar *what)
+{
+  CHECK (warnings >= 1, "%s: no warning", what);
+  if (warnings < 1)
+    return;
+  CHECK (strstr (last_warning->str, needle) != NULL && strstr (last_warning->str, "passing the input through"),
+         "%s: the warning does not name \"%s\" and the pass-through: %s", what, needle, last_warning->str);
+  CHECK (g_strcmp0 (last_warning_domain->str, "gegl-halftone") == 0, "%s: warning in log domain %s", what,
+         last_warning_domain->str);
+}
+
+static const gchar *const failure_formats[] = {
+  "R'G'B'A u8", "Y' u8", "R'G'B' float", "Y'A float", "R'G'B'A u16",
+};
+
+static gboolean
+is_float (const gchar *format)
+{
+  return strstr (format, "float") != NULL;
+}
+
+/* Frees the op's idle core context, so that the next calls make their
+ * own and see the environment of the moment (HT_CUDA_MODULE). */
+static void
+drop_kept_context (GeglBuffer *in)
+{
+  g_setenv ("HT_GEGL_KEEP_SECONDS", "0", TRUE);
+  g_object_unref (run_op (in, "backend", 1, NULL));
+}
+
+/* Every failure hands on the input itself, in its own format (colour and
+ * gray, 8-bit, 16-bit and float), with a warning that says why; where the
+ * failure is known before the run, prepare() announces that format too. */
+static void
+test_failures_pass_input_through (void)
+{
+  const gint w = 67, h = 41;
+  guchar    *rgba = make_rgba8 (w, h);
+
+  for (gsize k = 0; k < G_N_ELEMENTS (failure_formats); k++)
+    {
+      const gchar *fmt = failure_formats[k];
+      GeglBuffer  *in  = buffer_from_rgba8 (rgba, w, h, fmt);
+      const Babl  *announced = NULL;
+      GeglBuffer  *out;
+      gchar        what[128];
+
+      /* a bad custom string */
+      g_snprintf (what, sizeof what, "%s, bad coefficients", fmt);
+      warnings = 0;
+      out = run_op_announced (in, &announced, "algorithm", 8, "coefficients", "- * 7; 3 x 1", NULL);
+      same_as_input (in, out, NULL, what);
+      check_warning ("coefficients", what);
+      CHECK (announced == babl_format (fmt), "%s: prepare announced %s", what, babl_get_name (announced));
+      g_clear_object (&out);
+
+      /* settings the backend refuses (ht_check) */
+      g_snprintf (what, sizeof what, "%s, serpentine on backend cuda", fmt);
+      warnings = 0;
+      out = run_op_announced (in, &announced, "serpentine", TRUE, "backend", 2, "color-mode", 1, NULL);
+      same_as_input (in, out, NULL, what);
+      check_warning ("serpentine", what);
+      CHECK (announced == babl_format (fmt), "%s: prepare announced %s", what, babl_get_name (announced));
+      g_clear_object (&out);
+
+      /* backend cuda without a usable GPU: a module that is not there */
+      g_snprintf (what, sizeof what, "%s, backend cuda without a GPU", fmt);
+      drop_kept_context (in);
+      g_setenv ("HT_CUDA_MODULE", "/nonexistent/libhalftone-cuda.so", TRUE);
+      warnings = 0;
+      out = run_op (in, "backend", 2, NULL);
+      same_as_input (in, out, NULL, what);
+      check_warning ("/nonexistent/libhalftone-cuda.so", what);
+      g_clear_object (&out);
+      g_unsetenv ("HT_CUDA_MODULE");
+      g_unsetenv ("HT_GEGL_KEEP_SECONDS");
+
+      /* the library refuses the pixels: NaN */
+      if (is_float (fmt))
+        {
+          const Babl   *f = babl_format (fmt);
+          gfloat        px[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
+          GeglRectangle one = { 5, 3, 1, 1 };
+
+          px[0] = NAN;
+          gegl_buffer_set (in, &one, 0, f, px, GEGL_AUTO_ROWSTRIDE);
+          g_snprintf (what, sizeof what, "%s, a NaN pixel", fmt);
+          warnings = 0;
+          for (gint color = 0; color <= 1; color++)
+            {
+              out = run_op (in, "color-mode", color, "backend", 1, NULL);
+              same_as_input (in, out, NULL, what);
+              check_warning ("NaN", what);
+              g_clear_object (&out);
+            }
+        }
+      g_object_unref (in);
+    }
+  g_free (rgba);
+}
+
+/* Blits `rect` of the op's output on `in` in the input's format, and
+ * returns the output format the op announced. Unlike a buffer-sink,
+ * which has GEGL copy the whole output into the node's cache, this
+ * reads only `rect`. */
+static guchar *
+blit_op (GeglBuffer *in, const GeglRectangle *rect, const Babl **announced, const gchar *first_property, ...)
+{
+  const Babl *f   = gegl_buffer_get_format (in);
+  guchar     *buf = g_malloc ((gsize) rect->width * (gsize) rect->height *
+                              (gsize) babl_format_get_bytes_per_pixel (f));
+  GeglNode   *g   = gegl_node_new ();
+  GeglNode   *src = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+  GeglNode   *op  = gegl_node_new_child (g, "operation", OP, NULL);
+  va_list     ap;
+
+  if (first_property)
+    {
+      va_start (ap, first_property);
+      gegl_node_set_valist (op, first_property, ap);
+      va_end (ap);
+    }
+  gegl_node_link (src, op);
+  gegl_node_blit (op, 1.0, rect, f, buf, GEGL_AUTO_ROWSTRIDE, GEGL_BLIT_DEFAULT);
+  *announced = gegl_operation_get_format (gegl_node_get_gegl_operation (op), "output");
+  g_object_unref (g);
+  return buf;
+}
+
+/* Larger than the library takes, and out of memory: inputs of a side
+ * beyond HT_MAX_SIDE, and of more than 10^9 pixels under an
+ * address-space limit that leaves no room for them. The buffers are
+ * sparse and only a corner is read back, so neither costs the memory it
+ * stands for. */
+static void
+test_failures_large (void)
+{
+  static const gchar *const fmts[] = { "R'G'B'A u8", "Y' u8", "R'G'B' float", "Y'A float" };
+  const GeglRectangle corner = { 0, 0, 64, 16 };
+
+  for (gsize k = 0; k < G_N_ELEMENTS (fmts); k++)
+    {
+      const Babl   *f = babl_format (fmts[k]);
+      const gsize   bytes = (gsize) corner.width * (gsize) corner.height * (gsize) babl_format_get_bytes_per_pixel (f);
+      GeglRectangle wide = { 0, 0, (gint) HT_MAX_SIDE + 1, corner.height };
+      GeglRectangle big = { 0, 0, 40000, 30000 };
+      GeglBuffer   *in = gegl_buffer_new (&wide, f);
+      guchar       *rgba = make_rgba8 (corner.width, corner.height);
+      guchar       *want = g_malloc (bytes), *got;
+      const Babl   *announced = NULL;
+      gchar         what[128];
+      struct rlimit old, lim;
+      FILE         *statm;
+      unsigned long pages = 0;
+
+      gegl_buffer_set (in, &corner, 0, babl_format ("R'G'B'A u8"), rgba, GEGL_AUTO_ROWSTRIDE);
+      gegl_buffer_get (in, &corner, 1.0, f, want, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+      g_snprintf (what, sizeof what, "%s, %d pixels wide", fmts[k], wide.width);
+      warnings = 0;
+      got = blit_op (in, &corner, &announced, NULL);
+      CHECK (memcmp (got, want, bytes) == 0, "%s: output pixels differ from the input's", what);
+      check_warning ("larger than the library takes", what);
+      CHECK (announced == f, "%s: the op announced %s", what, babl_get_name (announced));
+      g_free (got);
+      g_object_unref (in);
+
+      /* out of memory: room for what GEGL needs, not for the image */
+      in = gegl_buffer_new (&big, f);
+      gegl_buffer_set (in, &corner, 0, babl_format ("R'G'B'A u8"), rgba, GEGL_AUTO_ROWSTRIDE);
+      gegl_buffer_get (in, &corner, 1.0, f, want, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+      statm = fopen ("/proc/self/statm", "r");
+      if (!statm || fscanf (statm, "%lu", &pages) != 1 || getrlimit (RLIMIT_AS, &old) != 0)
+        {
+          printf ("out of memory: not tested (no /proc/self/statm or RLIMIT_AS)\n");
+          if (statm)
+            fclose (statm);
+          g_object_unref (in);
+          g_free (rgba);
+          g_free (want);
+          continue;
+        }
+      fclose (statm);
+      lim = old;
+      lim.rlim_cur = (rlim_t) pages * (rlim_t) sysconf (_SC_PAGESIZE) + ((rlim_t) 512 << 20);
+      if (old.rlim_cur != RLIM_INFINITY && lim.rlim_cur > old.rlim_cur)
+        lim.rlim_cur = old.rlim_cur;
+      g_snprintf (what, sizeof what, "%s, out of memory for %dx%d", fmts[k], big.width, big.height);
+      warnings = 0;
+      CHECK (setrlimit (RLIMIT_AS, &lim) == 0, "%s: setrlimit", what);
+      got = blit_op (in, &corner, &announced, "backend", 1, NULL);
+      CHECK (setrlimit (RLIMIT_AS, &old) == 0, "%s: setrlimit back", what);
+      CHECK (memcmp (got, want, bytes) == 0, "%s: output pixels differ from the input's", what);
+      check_warning ("out of memory", what);
+      CHECK (announced == f, "%s: the op announced %s", what, babl_get_name (announced));
+      g_free (got);
+      g_object_unref (in);
+      g_free (rgba);
+      g_free (want);
+    }
 }
 
 /* backend=cuda: the same bits as the CPU where a GPU is usable; where
@@ -795,6 +1067,7 @@ int
 main (int argc, char **argv)
 {
   last_warning = g_string_new ("");
+  last_warning_domain = g_string_new ("");
   /* The op is GPL-3.0-or-later; GEGL only lists such ops to programs
    * that accept the GPL3 (gegl itself and GIMP do). */
   g_object_set (gegl_config (), "application-license", "GPL3", NULL);
@@ -822,6 +1095,8 @@ main (int argc, char **argv)
       test_equals_core ();
       test_linear ();
       test_custom ();
+      test_failures_pass_input_through ();
+      test_failures_large ();
       test_partial_request ();
       test_backend_cuda ();
       test_progress ();
@@ -829,6 +1104,7 @@ main (int argc, char **argv)
     }
   printf ("%d checks, %d failed\n", checks, failures);
   g_string_free (last_warning, TRUE);
+  g_string_free (last_warning_domain, TRUE);
   gegl_exit ();
   return failures ? 1 : 0;
 }
