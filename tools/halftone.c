@@ -521,6 +521,7 @@ static int setup(const options *o, ht_params *params, ht_context **ctx_out, noti
 
 int main(int argc, char **argv)
 {
+  hti_std_fds();
   hti_signals("halftone");
   options o;
   int rc = parse_args(argc, argv, &o);

@@ -1078,6 +1078,16 @@ void hti_signals(const char *prog)
   signal(SIGXFSZ, SIG_IGN);
 }
 
+void hti_std_fds(void)
+{
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int nul = open("/dev/null", O_RDWR);
+      if (nul >= 0 && nul != fd) /* lowest free: fd itself, unless /dev/null is missing */
+        close(nul);
+    }
+}
+
 /* The file a symbolic link finally points to (chains followed, the
  * target need not exist yet), malloc'ed; a copy of `path` when it is no
  * link. NULL with errno set on failure (ELOOP for a cycle). */

@@ -124,5 +124,9 @@ void hti_dest_close(hti_dest *d);
  * are ignored, so that a closed pipe or a file size limit is an error
  * of the write that meets it, reported like any other. */
 void hti_signals(const char *prog);
+/* Opens /dev/null on whichever of stdin, stdout and stderr is closed, so
+ * that no file the tool opens gets descriptor 0, 1 or 2 and then
+ * receives its printed metrics or messages. Call first. */
+void hti_std_fds(void);
 
 #endif

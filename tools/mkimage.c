@@ -20,6 +20,7 @@
 
 int main(int argc, char **argv)
 {
+  hti_std_fds();
   hti_signals("ht-mkimage");
   if (argc == 2 && strcmp(argv[1], "--help") == 0) {
     puts("Usage: ht-mkimage INPUT SIZE OUTPUT.pgm\n"

@@ -14,7 +14,8 @@ no new file, no temporary file, and an existing output byte-identical.
   replace        replacing an output keeps its mode (0600 stays private)
                  and owner, refuses a read-only one unless --force, writes
                  through a symbolic link (dangling too) to its target
-  stdout         a failing stdout (--metrics >/dev/full) writes no output
+  stdout         a failing stdout (--metrics >/dev/full) writes no output; a
+                 closed stdout or stderr never sends text into the output
   long-name      a name at the file system's limit works; one past it
                  fails before the work (an endless --bench), not after
   null-output    /dev/null as OUTPUT: --bench and --metrics without a file
@@ -203,6 +204,23 @@ def case_stdout(env):
             check(snapshot(env.dir) == before, "%s >/dev/full: the folder changed" % args)
             if os.path.exists(out):
                 os.unlink(out)
+    # stdout or stderr closed: what would go there must not go into the
+    # output file (which would otherwise get descriptor 1 or 2)
+    env.ok(env.crop, env.path("ref.pbm"))
+    for fd, args in ((1, ["--metrics"]), (1, ["--bench", "1"]), (2, ["--levels", "2"])):
+        out = env.path("closed.pbm")
+        p = subprocess.run([env.halftone] + args + [env.crop, out], preexec_fn=lambda fd=fd: os.close(fd),
+                           stdout=subprocess.PIPE if fd != 1 else None, stderr=subprocess.PIPE if fd != 2 else None,
+                           timeout=60)
+        check(p.returncode == 0, "fd %d closed, %s: exit %d" % (fd, args, p.returncode))
+        check(digest(out) == digest(env.path("ref.pbm")), "fd %d closed, %s: the output differs" % (fd, args))
+    if env.run("--quiet", env.fixture("tiny-rgba.png"), env.path("probe.pgm"))[0] == 0:
+        # a notice (alpha dropped) with stderr closed
+        out = env.path("notice.pgm")
+        p = subprocess.run([env.halftone, env.fixture("tiny-rgba.png"), out], preexec_fn=lambda: os.close(2),
+                           stdout=subprocess.PIPE, timeout=60)
+        check(p.returncode == 0 and digest(out) == digest(env.path("probe.pgm")),
+              "stderr closed: a notice went into the output")
 
 
 def name_max(folder):
