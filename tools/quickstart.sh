@@ -17,6 +17,56 @@
 # is a few lines; the details go to build-quickstart/quickstart.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--cuda-options" ]; then
+  # what step 2 would choose for this machine, without doing anything
+  only_cuda=1
+elif [ $# -gt 0 ]; then
+  echo "usage: tools/quickstart.sh [--cuda-options]" >&2
+  exit 2
+fi
+
+# CUDA for the GPU present, or none (step 2). Sets cuda_opts (Meson
+# options) and gpu_note (what was found, for the user).
+cuda_setup() {
+  export PATH="$PATH:/usr/local/cuda/bin"
+  cuda_opts=(-Dcuda=disabled)
+  local caps known cap k pick list archs=()
+  if ! command -v nvidia-smi >/dev/null || ! nvidia-smi >/dev/null 2>&1; then
+    gpu_note="no NVIDIA GPU found (no working nvidia-smi): the CUDA module is left out"
+    return
+  fi
+  caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | grep -E '^[0-9]+$' | sort -nu)
+  if [ -z "$caps" ]; then
+    gpu_note="nvidia-smi does not tell the GPU's generation (a driver older than 510?): the CUDA module is left out; build it with meson setup -Dgpu_arch=sm_XY"
+    return
+  fi
+  if ! command -v nvcc >/dev/null; then
+    gpu_note="a GPU is there but no CUDA compiler (nvcc, /usr/local/cuda/bin): the CUDA module is left out"
+    return
+  fi
+  # each card's sm_XY or, where this nvcc is older than the card, the
+  # newest it knows (whose PTX, added by cuda/meson.build, the driver
+  # compiles for the card)
+  known=$(nvcc --list-gpu-arch 2>/dev/null | sed -n 's/^compute_\([0-9]*\)$/\1/p' | sort -n)
+  for cap in $caps; do
+    pick=""
+    for k in $known; do [ "$k" -le "$cap" ] && pick=$k; done
+    [ -n "$pick" ] && [[ " ${archs[*]} " != *" sm_$pick "* ]] && archs+=("sm_$pick")
+  done
+  if [ ${#archs[@]} -eq 0 ]; then
+    gpu_note="this nvcc knows no GPU generation up to the card's (sm_$(echo $caps | tr ' ' ,)): the CUDA module is left out"
+    return
+  fi
+  list=$(IFS=,; echo "${archs[*]}")
+  cuda_opts=(-Dcuda=enabled "-Dgpu_arch=$list")
+  gpu_note="GPU found (sm_$(echo $caps | sed 's/ /, sm_/g')): the CUDA module is built for $list only"
+}
+if [ -n "${only_cuda:-}" ]; then
+  cuda_setup
+  printf '%s\n%s\n' "${cuda_opts[*]}" "$gpu_note"
+  exit 0
+fi
+
 root=$(pwd)
 bd=build-quickstart
 mkdir -p "$bd"
@@ -36,33 +86,8 @@ run() { "$@" >>"$log" 2>&1 </dev/null; }
 step "1/5 Debian packages"
 HT_APT_LOG=$log tools/install-deps.sh 2>&1 | sed 's/^/  /' || { echo "quickstart: installing packages failed (log: $log)" >&2; exit 1; }
 
-# --- 2. configure: CUDA for the GPU present, or none
-export PATH="$PATH:/usr/local/cuda/bin"
-cuda_opts=(-Dcuda=disabled)
-gpu_note="no NVIDIA GPU found (no working nvidia-smi): the CUDA module is left out"
-if command -v nvidia-smi >/dev/null && caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>>"$log") \
-   && [ -n "$caps" ]; then
-  if ! command -v nvcc >/dev/null; then
-    gpu_note="a GPU is there but no CUDA compiler (nvcc, /usr/local/cuda/bin): the CUDA module is left out"
-  else
-    # each card's sm_XY, or where this nvcc is older than the card the
-    # newest it knows (whose PTX the driver compiles for the card)
-    known=$(nvcc --list-gpu-arch 2>>"$log" | sed -n 's/^compute_\([0-9]*\)$/\1/p' | sort -n)
-    archs=()
-    for cap in $(echo "$caps" | tr -d ' .' | sort -u); do
-      pick=""
-      for k in $known; do [ "$k" -le "$cap" ] && pick=$k; done
-      [ -n "$pick" ] && [[ " ${archs[*]} " != *" sm_$pick "* ]] && archs+=("sm_$pick")
-    done
-    if [ ${#archs[@]} -gt 0 ]; then
-      list=$(IFS=,; echo "${archs[*]}")
-      cuda_opts=(-Dcuda=enabled "-Dgpu_arch=$list")
-      gpu_note="GPU found (compute capability $(echo "$caps" | sort -u | paste -sd, -)): CUDA built for $list only"
-    else
-      gpu_note="this nvcc knows no generation up to the GPU's ($caps): the CUDA module is left out"
-    fi
-  fi
-fi
+# --- 2. configure
+cuda_setup
 step "2/5 configure: $gpu_note"
 opts=(--prefix="$HOME/.local" -Dgegl_user_install=true "${cuda_opts[@]}")
 if [ -f "$bd/build.ninja" ]; then
@@ -88,7 +113,7 @@ say_took "$t"
 # from which every file goes to its place under $HOME; the GIMP 2.10
 # plug-in, whose Meson folder is GIMP's system one, goes to the user's
 # GIMP plug-in folder instead.
-step "4/5 install for $(id -un) (no root needed)"
+step "4/5 install into your own folders (no root needed)"
 stage=$root/$bd/stage
 rm -rf "$stage"
 DESTDIR=$stage run meson install -C "$bd" --no-rebuild || die "meson install failed"
