@@ -389,7 +389,9 @@ def case_read_only_dir(env):
     with Tmpfs(mnt, "size=64k,mode=0777"):
         with open(os.path.join(mnt, "out.pbm"), "wb") as f:
             f.write(b"precious")
-        p = subprocess.run(["mount", "-o", "remount,ro", mnt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # read-only for this mount point (a per-mount flag, which a user
+        # namespace may set too)
+        p = subprocess.run(["mount", "-o", "remount,bind,ro", mnt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if p.returncode != 0:
             raise Skip("cannot remount read-only: %s" % p.stderr.decode().strip())
         before = snapshot(mnt)
