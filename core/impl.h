@@ -48,11 +48,4 @@ bool ht_impl_takes(const ht_impl *impl, const ht_job *job, char *why);
  * the reason in `why`) when none does. */
 const ht_impl *ht_impl_default(ht_backend backend, const ht_job *job, char *why);
 
-/* Error diffusion (core/diffusion/): one file each, named after it. */
-ht_status ht_ed_run(ht_job *job, const ht_rows *rows);        /* ed.c        */
-ht_status ht_ec_run(ht_job *job, const ht_rows *rows);        /* ec.c        */
-ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows);     /* ed_rc.c     */
-ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows);     /* ec_rc.c     */
-ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows); /* wavefront.c */
-
 #endif

@@ -1,5 +1,6 @@
 /* The CPU backend's implementations (impl.h), fastest first. */
 #include "impl.h"
+#include "diffusion/diffusion.h"
 
 #define N_(text) text
 

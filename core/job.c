@@ -76,15 +76,6 @@ bool ht_job_tick(ht_job *job, int64_t done, int64_t total)
   return true;
 }
 
-int32_t *ht_job_carry_out_row(const ht_job *job, int64_t width, int64_t height, int64_t y)
-{
-  const int D = ht_job_carry_rows(job);
-  const int64_t r = y - (height - D); /* carry_out row of band row y */
-  if (!job->carry_out || r < 0 || r >= D)
-    return NULL;
-  return job->carry_out + (size_t)r * (size_t)width;
-}
-
 void ht_job_carry_begin(const ht_job *job, int64_t width, int64_t height)
 {
   const int D = ht_job_carry_rows(job);

@@ -74,7 +74,13 @@ static inline int ht_job_carry_rows(const ht_job *job) { return job->filter.reac
  * or row y is not among the band's last carry rows. Rows above the band
  * that carry_out still needs (a band shorter than the carry) are copied
  * from carry_in by ht_job_carry_begin(). */
-int32_t *ht_job_carry_out_row(const ht_job *job, int64_t width, int64_t height, int64_t y);
+static inline int32_t *ht_job_carry_out_row(const ht_job *job, int64_t width, int64_t height, int64_t y)
+{
+  const int64_t r = y - (height - job->filter.reach_down); /* carry_out row of band row y */
+  if (!job->carry_out || r < 0 || r >= job->filter.reach_down)
+    return NULL;
+  return job->carry_out + (size_t)r * (size_t)width;
+}
 void ht_job_carry_begin(const ht_job *job, int64_t width, int64_t height);
 /* The error of the row `up` rows above the band (1 .. carry rows), or
  * NULL where the band starts the plane. */

@@ -7,7 +7,7 @@
  * another order, so the output equals core/ed.c bit for bit. Only the
  * rounding errors e of the last reach_down rows are kept (a ring), so
  * memory is O(width). Raster scan only; serpentine stays in ed.c. */
-#include "impl.h"
+#include "diffusion.h"
 
 #include <stdlib.h>
 #include <string.h>

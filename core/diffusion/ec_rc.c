@@ -21,7 +21,7 @@
  * where the band continues a taller image, zeros above the image, and
  * the band's last rows leave as they are stored. */
 #include "footprint.h"
-#include "impl.h"
+#include "diffusion.h"
 #include "levels.h"
 
 #include <stdlib.h>

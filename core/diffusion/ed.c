@@ -4,7 +4,7 @@
  * serpentine scan (odd rows right to left with the filter mirrored),
  * which has no wavefront form. Carried rows (job.h) enter as the pushes
  * of the rows above the band and leave as the last rows' errors. */
-#include "impl.h"
+#include "diffusion.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -22,7 +22,7 @@
  * those rows store: they run in instances of their own, so that the
  * other rows' loop stays as it is. */
 #include "footprint.h"
-#include "impl.h"
+#include "diffusion.h"
 #include "levels.h"
 
 #include <stdlib.h>

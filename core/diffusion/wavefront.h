@@ -14,7 +14,7 @@
 
 #include <pthread.h>
 
-#include "impl.h"
+#include "diffusion.h"
 #include "levels.h"
 #include "tuning.h"
 

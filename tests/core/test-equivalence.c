@@ -14,7 +14,7 @@
 
 #ifdef HT_WF_HEIGHT_TEST
 #include <stdatomic.h>
-extern _Atomic long long ht_wf_test_other_heights; /* core/diffusion/wavefront.c, test builds */
+extern _Atomic long long ht_wf_test_other_heights; /* core/diffusion/wavefront_sched.c, test builds */
 extern _Atomic long long ht_wf_test_moves;
 extern _Atomic long long ht_wf_test_overruns;
 #endif
