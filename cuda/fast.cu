@@ -172,7 +172,8 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
   unsigned char *my_in, *my_out;
   const Tin *inrow;
   unsigned *dnrow;
-  bool bottom; /* this lane stores boundary words: one of the band's last D rows */
+  bool partial; /* the band ends before its 32nd row (a launch's last) */
+  bool bottom;  /* in such a band, this lane is one of its last D rows */
   unsigned wbase, ebase; /* this launch's tag << 24; that of the words read */
   int *fault;
   bool have_up;
@@ -360,8 +361,10 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
 #pragma unroll
     for (int k = 0; k < 8; k++)
       ow[k] = 0;
-    /* boundary words of this chunk: column x = base + t - lane K */
+    /* boundary words of this chunk: column x = base + t - lane K; the
+     * usual band's last D lanes store them (a compile-time threshold) */
     unsigned *const dnc = dnrow + (base - lane * K);
+    const bool store = partial ? bottom : lane >= 32 - D;
 #pragma unroll
     for (int t = 0; t < 32; t++) {
       const int sg = base + t;
@@ -409,7 +412,7 @@ template <int K, int D, int L, int R, bool BIN, typename Tin> struct band {
         e = valid ? e : 0;
       }
       ow[t / 4] |= (unsigned)(BIN ? (lv ? lut1 : lut0) : s_lut[lv]) << (8 * (t % 4));
-      st_word_if(dnc + t, (unsigned)e + wbase, bottom && valid);
+      st_word_if(dnc + t, (unsigned)e + wbase, store && valid);
 #pragma unroll
       for (int i = RW - 1; i > 0; i--)
         own[i] = own[i - 1];
@@ -516,6 +519,7 @@ __global__ void __launch_bounds__(32, 1) fast_kernel(const ht_fast_params p)
      * they are the last rows of the chunk (the carried rows of run_fast) */
     {
       const int rows = min(32, p.height - b * 32);
+      st.partial = rows < 32;
       st.bottom = lane >= rows - D && lane < rows;
       st.dnrow = p.bound + ((size_t)(b + 1) * D + (size_t)(st.bottom ? lane - (rows - D) : 0)) * p.bound_row;
     }
