@@ -98,12 +98,13 @@ bool ht_eye_init(ht_eye *eye, const ht_eye_params *p)
   return true;
 }
 
-int64_t ht_eye_total_error(const ht_eye *eye, const int32_t *d, int64_t stride, int64_t w, int64_t h)
+int64_t ht_eye_total_error(const ht_eye *eye, const int32_t *a, const int32_t *b, int64_t stride, int64_t w,
+                           int64_t h)
 {
   int64_t total = 0;
   for (int64_t y = 0; y < h; y++)
     for (int64_t x = 0; x < w; x++) {
-      const int32_t e = ht_eye_error_at(eye, d, stride, w, h, x, y);
+      const int32_t e = ht_eye_error_at(eye, a, b, stride, w, h, x, y);
       total += e < 0 ? -(int64_t)e : e;
     }
   return total;

@@ -9,16 +9,16 @@
  *           on (sigma, radius) and is built on the host by ht_eye_init
  *           with IEEE double +, -, *, / alone (no libm), so it is the
  *           same on every machine; kernels get the integer table.
- *  Error    the projected error of pixel p is
- *               e(p) = sum over |dx|, |dy| <= r of w(dx, dy) * d(p + (dx, dy)),
- *           d = a - b: the input minus the output level's value, both in
- *           the units of fixed.h (0..65535). So e = V*a - V*b (the eye
- *           sees the input and the halftone through the same filter; the
- *           LES paper's formula 3 compares V*b with a itself), in units of
- *           1/32768 of fixed.h's. |e| <= 65535 * 32768 < 2^31: int32.
- *  Border   d is 0 outside the image: the eye sees the image on a
- *           background that it reproduces exactly, so a border is neither
- *           darkened nor lightened and no pixel outside can change.
+ *  Error    the projected error of pixel p (formulas 2 and 3):
+ *               e(p) = a(p) - sum over |dx|, |dy| <= r of w(dx, dy) b'(p + (dx, dy)),
+ *           a the input and b the output level's value, both in the units
+ *           of fixed.h (0..65535), so e is in units of 1/32768 of those:
+ *           e = a * HT_EYE_ONE - V*b'. |e| <= 65535 * 32768 < 2^31: int32.
+ *  Border   b' is b inside the image; outside it, it is the input a of
+ *           the nearest pixel inside (coordinates clamped): the eye sees
+ *           the picture continue, reproduced exactly, so a border is
+ *           neither darkened nor lightened, and what lies outside never
+ *           changes while a search runs (it is a constant of each pixel).
  *  Total    Error(A, B) = sum of |e(p)| over the image's pixels (formula
  *           4), an integer: int64 (exact up to 2^32 pixels).
  *
@@ -48,19 +48,21 @@ HT_FX_INLINE int32_t ht_eye_weight(const ht_eye *eye, int dx, int dy)
   return eye->w[(dy + eye->radius) * eye->side + dx + eye->radius];
 }
 
-/* e(x, y) of a plane of differences d (a - b, fixed.h units), `stride`
- * values a row, w x h pixels, 0 outside. */
-HT_FX_INLINE int32_t ht_eye_error_at(const ht_eye *eye, const int32_t *d, int64_t stride, int64_t w, int64_t h,
-                                     int64_t x, int64_t y)
+HT_FX_INLINE int64_t ht_eye_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+
+/* e(x, y) for the input a and output level values b (fixed.h units,
+ * `stride` values a row, w x h pixels). */
+HT_FX_INLINE int32_t ht_eye_error_at(const ht_eye *eye, const int32_t *a, const int32_t *b, int64_t stride, int64_t w,
+                                     int64_t h, int64_t x, int64_t y)
 {
-  int32_t e = 0;
-  for (int dy = -eye->radius; dy <= eye->radius; dy++) {
-    if (y + dy < 0 || y + dy >= h)
-      continue;
-    for (int dx = -eye->radius; dx <= eye->radius; dx++)
-      if (x + dx >= 0 && x + dx < w)
-        e += ht_eye_weight(eye, dx, dy) * d[(y + dy) * stride + x + dx];
-  }
+  int32_t e = a[y * stride + x] * HT_EYE_ONE;
+  for (int dy = -eye->radius; dy <= eye->radius; dy++)
+    for (int dx = -eye->radius; dx <= eye->radius; dx++) {
+      const int64_t qx = x + dx, qy = y + dy;
+      const bool inside = qx >= 0 && qx < w && qy >= 0 && qy < h;
+      const int32_t v = inside ? b[qy * stride + qx] : a[ht_eye_clamp(qy, h) * stride + ht_eye_clamp(qx, w)];
+      e -= ht_eye_weight(eye, dx, dy) * v;
+    }
   return e;
 }
 
@@ -72,9 +74,10 @@ extern "C" {
  * libhalftone). */
 bool ht_eye_init(ht_eye *eye, const ht_eye_params *p);
 
-/* Error(A, B): the sum of |e| over a w x h plane of differences d. The
- * reference definition of what the search methods minimise. */
-int64_t ht_eye_total_error(const ht_eye *eye, const int32_t *d, int64_t stride, int64_t w, int64_t h);
+/* Error(A, B): the sum of |e| over a w x h plane. The reference
+ * definition of what the search methods minimise. */
+int64_t ht_eye_total_error(const ht_eye *eye, const int32_t *a, const int32_t *b, int64_t stride, int64_t w,
+                           int64_t h);
 #ifdef __cplusplus
 }
 #endif

@@ -171,32 +171,54 @@ static void part_eye(void)
          eye.w[27], eye.w[0], fold);
   CHECK(fold == 0x3ee5e008u, "golden fold %08x", fold);
 
-  /* the total error against the same sum in doubles, on random planes
-   * (the integer is exact; the doubles differ by their rounding only) */
+  /* the total error against the paper's formulas 2-4 written here in
+   * doubles (exact: every product and sum is an integer below 2^53), with
+   * the border rule of eye.h: outside the image, the input of the nearest
+   * pixel inside */
   uint64_t s = 99;
   for (int t = 0; t < 20; t++) {
     const int64_t w = 1 + (int64_t)(rng_next(&s) % 40), h = 1 + (int64_t)(rng_next(&s) % 40);
-    int32_t *d = xmalloc((size_t)(w * h) * sizeof *d);
-    for (int64_t i = 0; i < w * h; i++)
-      d[i] = (int32_t)(rng_next(&s) % 65536) - (int32_t)((rng_next(&s) & 1) * 65535);
+    int32_t *a = xmalloc((size_t)(w * h) * sizeof *a), *b = xmalloc((size_t)(w * h) * sizeof *b);
+    for (int64_t i = 0; i < w * h; i++) {
+      a[i] = (int32_t)(rng_next(&s) % 65536);
+      b[i] = (int32_t)((rng_next(&s) & 1) * 65535);
+    }
     double want = 0;
     for (int64_t y = 0; y < h; y++)
       for (int64_t x = 0; x < w; x++) {
-        double e = 0;
+        double r = 0; /* formula 2: the projected image, in 1/32768 units */
         for (int dy = -3; dy <= 3; dy++)
-          for (int dx = -3; dx <= 3; dx++)
-            if (y + dy >= 0 && y + dy < h && x + dx >= 0 && x + dx < w)
-              e += (double)ht_eye_weight(&eye, dx, dy) * d[(y + dy) * w + x + dx];
-        want += fabs(e);
+          for (int dx = -3; dx <= 3; dx++) {
+            int64_t qx = x + dx, qy = y + dy;
+            double v;
+            if (qx >= 0 && qx < w && qy >= 0 && qy < h)
+              v = b[qy * w + qx];
+            else
+              v = a[(qy < 0 ? 0 : qy >= h ? h - 1 : qy) * w + (qx < 0 ? 0 : qx >= w ? w - 1 : qx)];
+            r += (double)ht_eye_weight(&eye, dx, dy) * v;
+          }
+        want += fabs((double)a[y * w + x] * HT_EYE_ONE - r); /* formulas 3 and 4 */
       }
-    const int64_t got = ht_eye_total_error(&eye, d, w, w, h);
+    const int64_t got = ht_eye_total_error(&eye, a, b, w, w, h);
     CHECK((double)got == want, "%lldx%lld: total %lld, doubles say %.1f", (long long)w, (long long)h,
           (long long)got, want);
-    free(d);
+    free(a);
+    free(b);
   }
-  /* a plane reproduced exactly has no error, borders included */
-  int32_t zero[64] = { 0 };
-  CHECK(ht_eye_total_error(&eye, zero, 8, 8, 8) == 0, "zero differences give an error");
+  /* a flat plane reproduced by its own value has no error, borders
+   * included: nothing outside darkens or lightens it */
+  int32_t flat[64];
+  for (int i = 0; i < 64; i++)
+    flat[i] = 40000;
+  CHECK(ht_eye_total_error(&eye, flat, flat, 8, 8, 8) == 0, "a flat plane against itself has an error");
+  /* white reproduced by white, and one black pixel: the error is the
+   * weights it reaches, times full scale */
+  int32_t white[64], one[64];
+  for (int i = 0; i < 64; i++)
+    white[i] = one[i] = HT_FX_ONE;
+  one[3 * 8 + 3] = 0;
+  CHECK(ht_eye_total_error(&eye, white, one, 8, 8, 8) == (int64_t)HT_FX_ONE * HT_EYE_ONE,
+        "one black pixel in white: %lld", (long long)ht_eye_total_error(&eye, white, one, 8, 8, 8));
 }
 
 int main(int argc, char **argv)

@@ -50,11 +50,11 @@ __global__ void rng_kernel(uint64_t seed, uint32_t plane, int w, int h, uint32_t
   o[5] = (uint32_t)ht_rng_fx(r[1]);
 }
 
-__global__ void eye_kernel(ht_eye eye, const int32_t *d, int w, int h, int32_t *e)
+__global__ void eye_kernel(ht_eye eye, const int32_t *a, const int32_t *b, int w, int h, int32_t *e)
 {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
   if (x < w && y < h)
-    e[(size_t)y * w + x] = ht_eye_error_at(&eye, d, w, w, h, x, y);
+    e[(size_t)y * w + x] = ht_eye_error_at(&eye, a, b, w, w, h, x, y);
 }
 
 __global__ void fixed_kernel(const int32_t *v, int n, int32_t *out)
@@ -132,24 +132,28 @@ int main()
 
   /* the eye: the paper's and the widest */
   const ht_eye_params eps[] = { { 1.0, 3 }, { 4.0, HT_EYE_MAX_RADIUS }, { 0.25, 1 } };
-  std::vector<int32_t> d(n), e(n);
-  for (size_t i = 0; i < n; i++)
-    d[i] = v[i] % 65536; /* differences of either sign */
-  int32_t *d_d = nullptr, *d_e = nullptr;
-  if (!ok(cudaMalloc(&d_d, n * sizeof(int32_t)), "cudaMalloc") ||
+  std::vector<int32_t> a(n), b(n), e(n);
+  for (size_t i = 0; i < n; i++) {
+    a[i] = (v[i] % 65536 + 65536) % 65536;
+    b[i] = (v[i] & 1) ? HT_FX_ONE : 0;
+  }
+  int32_t *d_a = nullptr, *d_b = nullptr, *d_e = nullptr;
+  if (!ok(cudaMalloc(&d_a, n * sizeof(int32_t)), "cudaMalloc") ||
+      !ok(cudaMalloc(&d_b, n * sizeof(int32_t)), "cudaMalloc") ||
       !ok(cudaMalloc(&d_e, n * sizeof(int32_t)), "cudaMalloc") ||
-      !ok(cudaMemcpy(d_d, d.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice), "upload"))
+      !ok(cudaMemcpy(d_a, a.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice), "upload") ||
+      !ok(cudaMemcpy(d_b, b.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice), "upload"))
     return 1;
   for (const ht_eye_params &p : eps) {
     ht_eye eye;
     CHECK(ht_eye_init(&eye, &p), "eye sigma %g radius %d refused", p.sigma, p.radius);
-    eye_kernel<<<dim3((w + 127) / 128, h), 128>>>(eye, d_d, w, h, d_e);
+    eye_kernel<<<dim3((w + 127) / 128, h), 128>>>(eye, d_a, d_b, w, h, d_e);
     if (!ok(cudaMemcpy(e.data(), d_e, n * sizeof(int32_t), cudaMemcpyDeviceToHost), "eye kernel"))
       return 1;
     int64_t total = 0;
     for (int y = 0; y < h; y++)
       for (int x = 0; x < w; x++) {
-        const int32_t want = ht_eye_error_at(&eye, d.data(), w, w, h, x, y), got = e[(size_t)y * w + x];
+        const int32_t want = ht_eye_error_at(&eye, a.data(), b.data(), w, w, h, x, y), got = e[(size_t)y * w + x];
         if (got != want) {
           CHECK(0, "eye sigma %g radius %d differs at (%d, %d): %d, not %d", p.sigma, p.radius, x, y, got, want);
           y = h;
@@ -157,11 +161,12 @@ int main()
         }
         total += got < 0 ? -(int64_t)got : got;
       }
-    CHECK(total == ht_eye_total_error(&eye, d.data(), w, w, h), "total error differs");
+    CHECK(total == ht_eye_total_error(&eye, a.data(), b.data(), w, w, h), "total error differs");
   }
   cudaFree(d_v);
   cudaFree(d_fx);
-  cudaFree(d_d);
+  cudaFree(d_a);
+  cudaFree(d_b);
   cudaFree(d_e);
   if (failures) {
     fprintf(stderr, "cuda arith: %d check(s) failed\n", failures);
