@@ -29,17 +29,13 @@
 
 #define HT_AI static inline __attribute__((always_inline))
 #define PAD 8 /* zero columns either side of a stored row (>= 4)  */
-#define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
+#define BOXW HT_BOX_WIDTH
 
 /* Weights by offset: q[dy][HT_FILTER_MAX_LEFT + dx] */
 typedef struct {
-  int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW];
-} box;
-
-typedef struct {
   const ht_rows *rows;
   ht_job *job;
-  box bx;
+  ht_weight_box bx;
   int levels;
   ht_level_table lt;
   int32_t *in;
@@ -163,8 +159,7 @@ ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows)
   c.rows = rows;
   c.job = job;
   c.levels = job->levels;
-  for (int t = 0; t < f->ntaps; t++)
-    c.bx.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
+  ht_weight_box_of(f, &c.bx);
   c.stride = (size_t)rows->width + 2 * PAD;
   c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
   c.lv = ht_alloc(job, (size_t)rows->width, 1);

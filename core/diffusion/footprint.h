@@ -51,4 +51,20 @@ static inline ht_footprint ht_footprint_of(const ht_filter *f)
   return fp;
 }
 
+/* A filter's weights as the dense box the kernels read:
+ * q[dy][HT_FILTER_MAX_LEFT + dx], 0 where the filter has no tap. */
+#define HT_BOX_WIDTH (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
+typedef struct {
+  int32_t q[HT_FILTER_MAX_DOWN + 1][HT_BOX_WIDTH];
+} ht_weight_box;
+
+static inline void ht_weight_box_of(const ht_filter *f, ht_weight_box *box)
+{
+  for (int dy = 0; dy <= HT_FILTER_MAX_DOWN; dy++)
+    for (int k = 0; k < HT_BOX_WIDTH; k++)
+      box->q[dy][k] = 0;
+  for (int t = 0; t < f->ntaps; t++)
+    box->q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
+}
+
 #endif

@@ -217,8 +217,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
   const size_t skew = (size_t)(C + ht_footprint_of(f).left + 48);
   W.S = (((size_t)W.nchunks * C + 2 * PAD + 1023 - skew) & ~(size_t)1023) + skew;
   W.levels = job->levels;
-  for (int t = 0; t < f->ntaps; t++)
-    W.q[f->taps[t].dy][HT_FILTER_MAX_LEFT + f->taps[t].dx] = f->taps[t].q;
+  ht_weight_box_of(f, &W.box);
 
   ht_status st = HT_OK;
   worker *workers = NULL;

@@ -15,12 +15,13 @@
 #include <pthread.h>
 
 #include "diffusion.h"
+#include "footprint.h"
 #include "levels.h"
 #include "tuning.h"
 
 #define HT_AI static inline __attribute__((always_inline))
 #define PAD 8 /* zero columns left and right of an error row (>= 4) */
-#define BOXW (HT_FILTER_MAX_LEFT + HT_FILTER_MAX_RIGHT + 1)
+#define BOXW HT_BOX_WIDTH
 #define MAX_THREADS 1024
 #define BG_MIN 4  /* fewest rows per parallelogram band but the last */
 #define DPUB 32   /* diagonal iterations between two publications of progress */
@@ -101,7 +102,7 @@ struct wf {
   int bg;              /* most rows per band, G or less                  */
   int gmin;            /* fewest rows per band but the last              */
   int levels;
-  int32_t q[HT_FILTER_MAX_DOWN + 1][BOXW]; /* q[dy][HT_FILTER_MAX_LEFT + dx] */
+  ht_weight_box box; /* box.q[dy][HT_FILTER_MAX_LEFT + dx] */
   ht_level_table lt;
   int ring;            /* slots for bands in flight: T + 1, more with dbands */
   int set_rows;        /* rows per set of e: a band's last rows            */

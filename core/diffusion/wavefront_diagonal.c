@@ -89,10 +89,10 @@ HT_AI DAVX2 bool diag_block(const int NV, const bool TAIL, wf *W, dband *S, dtil
   const uint8_t *const gray =
       rows->in_format == HT_FORMAT_U8 && rows->in_channels == 1 && rows->in_channel == 0 ? rows->in : NULL;
   progress *const mine = &W->prog[b % W->ring];
-  const __m256i half_q = _mm256_set1_epi32(HT_Q_HALF), q_left = _mm256_set1_epi32(W->q[0][HT_FILTER_MAX_LEFT + 1]),
-                q_ur = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT - 1]),
-                q_up = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT]),
-                q_ul = _mm256_set1_epi32(W->q[1][HT_FILTER_MAX_LEFT + 1]), mid = _mm256_set1_epi32(HT_FX_ONE / 2),
+  const __m256i half_q = _mm256_set1_epi32(HT_Q_HALF), q_left = _mm256_set1_epi32(W->box.q[0][HT_FILTER_MAX_LEFT + 1]),
+                q_ur = _mm256_set1_epi32(W->box.q[1][HT_FILTER_MAX_LEFT - 1]),
+                q_up = _mm256_set1_epi32(W->box.q[1][HT_FILTER_MAX_LEFT]),
+                q_ul = _mm256_set1_epi32(W->box.q[1][HT_FILTER_MAX_LEFT + 1]), mid = _mm256_set1_epi32(HT_FX_ONE / 2),
                 one = _mm256_set1_epi32(HT_FX_ONE), up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6),
                 lanes = _mm256_setr_epi32(0, -2, -4, -6, -8, -10, -12, -14), wv = _mm256_set1_epi32((int)w),
                 zero = _mm256_setzero_si256(), last = _mm256_set1_epi32((g - 1) % 8);

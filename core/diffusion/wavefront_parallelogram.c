@@ -91,7 +91,7 @@ HT_AI void upper(const int L, const int R, const int D, const wf *W, int32_t *re
   for (int dy = 1; dy <= D; dy++)
 #pragma GCC unroll 16
     for (int k = 0; k <= L + R; k++)
-      q[dy - 1][k] = W->q[dy][HT_FILTER_MAX_LEFT + R - k]; /* source x - R + k: dx = R - k */
+      q[dy - 1][k] = W->box.q[dy][HT_FILTER_MAX_LEFT + R - k]; /* source x - R + k: dx = R - k */
   for (int64_t x = 0; x < n; x++) {
     int32_t v = in[x];
 #pragma GCC unroll 16
@@ -116,7 +116,7 @@ HT_AI void chains(const int N, const int R, const bool binary, const wf *W, tile
   int32_t prev[ILP];
 #pragma GCC unroll 8
   for (int k = 1; k <= R; k++)
-    q0[k] = W->q[0][HT_FILTER_MAX_LEFT + k];
+    q0[k] = W->box.q[0][HT_FILTER_MAX_LEFT + k];
 #pragma GCC unroll 8
   for (int r = 0; r < N; r++)
     prev[r] = t[r].e[TH - 1];
