@@ -1,0 +1,90 @@
+/* libFuzzer target: the image readers of the tools (tools/imageio.h):
+ * PBM/PGM/PPM/PAM in every variant and PNG. The input is given to
+ * hti_read twice: as a regular file (a memfd, mapped as a file on disk
+ * is) and, when it fits in a pipe's buffer, through a pipe (read as far
+ * as its format goes). A decoded image must describe itself sanely, every
+ * sample it claims must be readable (AddressSanitizer sees any read past
+ * the buffer), the gray plane of the tools must come out, and a refusal
+ * must give a one-line message. Any breach aborts, which libFuzzer
+ * reports as a crash.
+ */
+#include "imageio.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static __attribute__((noreturn)) void fail(const char *how, const char *what, const char *detail)
+{
+  fprintf(stderr, "fuzz-imageio (%s): %s: %s\n", how, what, detail);
+  abort();
+}
+
+static volatile uint32_t sink; /* keeps the reads of every sample */
+
+static void read_path(const char *path, const char *how)
+{
+  hti_image img;
+  char err[512];
+  memset(err, 'x', sizeof err);
+  if (!hti_read(path, &img, err, sizeof err)) {
+    if (!memchr(err, '\0', sizeof err) || err[0] == '\0' || strchr(err, '\n'))
+      fail(how, "a refusal without a one-line message", "");
+    return;
+  }
+  char what[160];
+  snprintf(what, sizeof what, "%lldx%lld, %d channel(s), depth %d, stride %zu", (long long)img.width,
+           (long long)img.height, img.channels, img.depth, img.stride);
+  if (img.width < 1 || img.height < 1 || img.channels < 1 || img.channels > 4 ||
+      (img.depth != 8 && img.depth != 16) || !img.pixels || !img.format ||
+      img.stride < (size_t)img.width * (size_t)img.channels * (size_t)img.depth / 8 ||
+      (img.has_alpha && img.channels != 2 && img.channels != 4))
+    fail(how, "an image that does not describe itself", what);
+  const size_t row = (size_t)img.width * (size_t)img.channels * (size_t)img.depth / 8;
+  uint32_t sum = 0;
+  for (int64_t y = 0; y < img.height; y++) {
+    const uint8_t *p = img.pixels + (size_t)y * img.stride;
+    for (size_t i = 0; i < row; i++)
+      sum += p[i];
+  }
+  sink = sum;
+  uint8_t *gray = hti_gray8(&img, -1);
+  if (gray) {
+    sink += gray[(size_t)img.width * (size_t)img.height - 1];
+    free(gray);
+  }
+  hti_release(&img);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  static int file = -1;
+  char path[64];
+
+  /* a regular file */
+  if (file < 0 && (file = memfd_create("fuzz-imageio", 0)) < 0)
+    abort();
+  if (ftruncate(file, 0) != 0 || (size && pwrite(file, data, size, 0) != (ssize_t)size))
+    abort();
+  snprintf(path, sizeof path, "/proc/self/fd/%d", file);
+  read_path(path, "file");
+
+  /* a pipe, written whole and closed before it is read */
+  int fds[2];
+  if (size <= 60000 && pipe(fds) == 0) {
+    if (fcntl(fds[1], F_SETPIPE_SZ, 65536) >= 0 && write(fds[1], data, size) == (ssize_t)size) {
+      close(fds[1]);
+      snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+      read_path(path, "pipe");
+    } else {
+      close(fds[1]);
+    }
+    close(fds[0]);
+  }
+  return 0;
+}
