@@ -519,9 +519,13 @@ def shadow_memory(tool):
     address space for its shadow memory (ASan, MSan, TSan): such a tool
     cannot start under an address-space limit."""
     if tool not in _shadow:
+        # tools/run-tests.sh says so for its sanitizer build; the binary
+        # tells for any other
+        told = os.environ.get("HT_TEST_SANITIZER", "")
         with open(tool, "rb") as f:
             data = f.read()
-        _shadow[tool] = any(s in data for s in (b"__asan_init", b"__msan_init", b"__tsan_init"))
+        _shadow[tool] = any(s in told for s in ("address", "memory", "thread")) or \
+            any(s in data for s in (b"__asan_init", b"__msan_init", b"__tsan_init"))
     return _shadow[tool]
 
 
