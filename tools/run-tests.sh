@@ -21,6 +21,13 @@ passed=0 failed=0 skipped=0 rc=0
 
 summary() { echo "$passed passed, $failed failed, $skipped skipped"; }
 
+# Says how long a part took (CI's time limit is the sum).
+mark=$SECONDS
+took() {
+  echo "run-tests: $1 took $(((SECONDS - mark) / 60)) min $(((SECONDS - mark) % 60)) s" >&2
+  mark=$SECONDS
+}
+
 # Adds the results of the last `meson test` in build folder $1.
 count() {
   local line
@@ -84,6 +91,7 @@ if ! tools/install-deps.sh; then
   exit 1
 fi
 export PATH="$PATH:/usr/local/cuda/bin"
+took "checking the dependencies"
 
 fuzz=0
 if [ "${FUZZ:-1}" != 0 ] && have_libfuzzer; then
@@ -104,6 +112,7 @@ else
   meson test -C "$builddir" --print-errorlogs --num-processes "$jobs" "${extra[@]}" "$@" || rc=1
   count "$builddir"
 fi
+took "the build and its tests"
 
 # 2. The core, the CLI and the GEGL operation with ASan and UBSan. -O1:
 # at -O2 and -O3 the instrumented wavefront kernels take minutes each to
@@ -127,6 +136,7 @@ if [ "${SANITIZE:-1}" != 0 ]; then
       meson test -C "$sanbuild" --print-errorlogs --num-processes "$jobs" --timeout-multiplier 3 "${suites[@]}" || rc=1
     count "$sanbuild"
   fi
+  took "the sanitizer build and its tests"
 fi
 
 # 3. The fuzz targets, built by clang with coverage for the whole library
@@ -143,6 +153,7 @@ if [ $fuzz = 1 ]; then
       meson test -C "$fuzzbuild" --no-rebuild --print-errorlogs --num-processes "$jobs" --suite fuzz || rc=1
     count "$fuzzbuild"
   fi
+  took "the fuzz build and its runs"
 fi
 
 summary
