@@ -8,7 +8,9 @@
  * The error diffusion is done by libhalftone (core/); this file only
  * converts between GEGL buffers and the core's image layout. Error
  * diffusion is global (every pixel depends on all pixels above and to its
- * left), so the operation always computes the whole input at once.
+ * left), so the operation always computes the whole input at once. Its
+ * output has the input's format; a run that fails for any reason hands
+ * on the input itself, with a warning that says why.
  *
  * Copyright (C) 2026 the GEGL Halftone authors. GPL-3.0-or-later.
  */
