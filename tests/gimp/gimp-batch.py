@@ -207,7 +207,7 @@ def cancel_run(gimp, env, photo, out):
     script = (
         f'(let* ((image (car (gimp-file-load RUN-NONINTERACTIVE {scheme_str(photo)} "x.png")))'
         f' (drawable (car (gimp-image-get-active-drawable image))))'
-        f' (gimp-image-scale image 4000 2660)'
+        f' (gimp-image-scale image 8000 5320)'
         f' (set! drawable (car (gimp-image-get-active-drawable image)))'
         f' (file-png-save2 RUN-NONINTERACTIVE image drawable {scheme_str(before)} "x.png" 0 1 0 0 0 0 0 0 0)'
         f' (catch (gimp-message "cancel: the plug-in was stopped")'
@@ -230,9 +230,14 @@ def cancel_run(gimp, env, photo, out):
                 continue
             # our plug-in, started by the GIMP this test started
             if int(fields[1]) == proc.pid and os.path.basename(exe) == 'halftone-gimp':
-                time.sleep(0.3)
-                os.kill(int(pid), signal.SIGKILL)
-                killed = True
+                # a moment into its work (it first fetches the image);
+                # a plug-in that has ended by then was not cancelled
+                time.sleep(0.1)
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                    killed = True
+                except ProcessLookupError:
+                    print('cancel: the plug-in ended before it could be killed')
                 break
         time.sleep(0.02)
     log = proc.communicate(timeout=300)[0]
