@@ -44,6 +44,42 @@ void ht_params_init(ht_params *p)
   p->seed = 0;
   p->eye.sigma = 1.0;
   p->eye.radius = 3;
+  p->window = 4;
+  p->init = HT_INIT_FLOYD_STEINBERG;
+  p->schedule = HT_SCHEDULE_PARALLEL;
+  p->max_rounds = 0;
+}
+
+ht_status ht_params_set_algorithm(ht_params *p, int algorithm)
+{
+  if (!p)
+    return HT_ERR_INVALID_ARGUMENT;
+  switch (algorithm) {
+  case HT_ALGORITHM_LES: p->method = HT_METHOD_LES; return HT_OK;
+  case HT_ALGORITHM_PES: p->method = HT_METHOD_PES; return HT_OK;
+  case HT_ALGORITHM_DBS: p->method = HT_METHOD_DBS; return HT_OK;
+  case HT_FILTER_CUSTOM: p->method = HT_METHOD_ERROR_DIFFUSION; return HT_OK;
+  default: break;
+  }
+  const ht_filter *f = algorithm >= 0 ? ht_filter_builtin((ht_filter_id)algorithm) : NULL;
+  if (!f)
+    return HT_ERR_INVALID_ARGUMENT;
+  p->method = HT_METHOD_ERROR_DIFFUSION;
+  p->filter = *f;
+  return HT_OK;
+}
+
+int ht_params_algorithm(const ht_params *p)
+{
+  if (!p)
+    return -1;
+  switch (p->method) {
+  case HT_METHOD_LES: return HT_ALGORITHM_LES;
+  case HT_METHOD_PES: return HT_ALGORITHM_PES;
+  case HT_METHOD_DBS: return HT_ALGORITHM_DBS;
+  case HT_METHOD_ERROR_DIFFUSION: break;
+  }
+  return (int)p->filter.id;
 }
 
 ht_context *ht_context_new(void)
@@ -114,6 +150,40 @@ static int plane_levels(const ht_params *p, int plane)
 
 static bool weight_ok(double w) { return w >= 0.0 && w <= 1.0; } /* false for NaN too */
 
+static bool is_search(ht_method m) { return m == HT_METHOD_LES || m == HT_METHOD_PES || m == HT_METHOD_DBS; }
+
+/* The search methods' fields (checked whatever the method, as ht_params_init
+ * sets them all), and what a search method cannot do. */
+static ht_status check_search(ht_context *ctx, const ht_params *p)
+{
+  if (p->window < 1 || p->window > HT_SEARCH_WINDOW_MAX)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "window must be 1..%d (the side m of the m x m windows of les and pes), "
+                "got %d", HT_SEARCH_WINDOW_MAX, p->window);
+  if ((int)p->init < 0 || p->init > HT_INIT_FLOYD_STEINBERG)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown initial image %d (random or floyd-steinberg)", (int)p->init);
+  if ((int)p->schedule < 0 || p->schedule > HT_SCHEDULE_RASTER)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown schedule %d (parallel or raster)", (int)p->schedule);
+  if (p->max_rounds < 0)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "max_rounds must be 0 (until a round changes nothing) or more, got %d",
+                p->max_rounds);
+  if (!is_search(p->method))
+    return HT_OK;
+  const char *name = ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name;
+  if (p->levels != 2)
+    return fail(ctx, HT_ERR_UNSUPPORTED, "%s gives binary output only (levels 2), got levels %d", name, p->levels);
+  for (int i = 0; i < HT_MAX_PLANES; i++)
+    if (plane_levels(p, i) != 2)
+      return fail(ctx, HT_ERR_UNSUPPORTED, "%s gives binary output only (levels 2), got %d levels for plane %d", name,
+                  plane_levels(p, i), i + 1);
+  if (p->scan != HT_SCAN_RASTER)
+    return fail(ctx, HT_ERR_UNSUPPORTED, "%s visits its windows in raster order or in blocks; the serpentine scan "
+                "does not apply", name);
+  if (p->schedule == HT_SCHEDULE_RASTER && ctx->threads > 1)
+    return fail(ctx, HT_ERR_UNSUPPORTED, "the raster schedule of %s is sequential by definition (the paper's CPU "
+                "reference); %d threads were asked for: use 1 or 0, or the parallel schedule", name, ctx->threads);
+  return HT_OK;
+}
+
 /* Everything about the parameters that needs no image. */
 static ht_status check_params(ht_context *ctx, const ht_params *p)
 {
@@ -145,7 +215,7 @@ static ht_status check_params(ht_context *ctx, const ht_params *p)
                 "on its own", ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name);
   if (!ht_filter_check(&p->filter, ctx->msg))
     return HT_ERR_BAD_COEFFICIENTS;
-  return HT_OK;
+  return check_search(ctx, p);
 }
 
 static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
@@ -161,6 +231,15 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
   job->scan = p->scan;
   job->seed = p->seed;
   job->threads = ctx->threads > 0 ? ctx->threads : ht_online_cores();
+  if (is_search(p->method)) {
+    ht_eye_init(&job->eye, &p->eye); /* check_params checked the eye */
+    job->window = p->window;
+    job->init = p->init;
+    job->schedule = p->schedule;
+    job->max_rounds = p->max_rounds;
+    if (p->schedule == HT_SCHEDULE_RASTER)
+      job->threads = 1;
+  }
   if (job->threads > 1 && !ctx->pool)
     ctx->pool = ht_pool_new(HT_POOL_MAX); /* NULL: threads of the run's own */
   job->pool = ctx->pool;
@@ -339,6 +418,9 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output overlaps input");
   if (band && band->y0 < 0)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "band: first row %lld is negative", (long long)band->y0);
+  if (band && is_search(p->method) && ht_choice_by_value(HT_LIST_METHODS, (int)p->method))
+    return fail(ctx, HT_ERR_UNSUPPORTED, "%s searches the whole plane at once; it cannot run as a band",
+                ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name);
   ht_job job;
   s = prepare_job(ctx, p, &job);
   if (s != HT_OK)

@@ -5,9 +5,10 @@
  * keeps a pointer to caller memory after a call returns.
  *
  * The shape of a run:
- *  - a *method* says how levels are chosen (error diffusion today; the
- *    search methods and plane-dependent colour diffusion join the same
- *    enum with their implementations);
+ *  - a *method* says how levels are chosen: error diffusion, or one of
+ *    the search methods (LES, PES, DBS: docs/search.md), which look for
+ *    the binary image whose blur by a model of the eye is nearest the
+ *    input;
  *  - *planes*: an image's colour channels are reduced to luma, run one
  *    by one, or (for a coupling method) run together with inter-plane
  *    error weights; every plane may have its own number of levels;
@@ -196,7 +197,14 @@ typedef enum {
   HT_VARIANT_ED_RC,      /* ED with register caching, Sec. II           */
   HT_VARIANT_EC_RC,      /* EC with register caching, Sec. II           */
   HT_VARIANT_WAVEFRONT,  /* threaded k-delay parallel scan, Sec. III    */
-  HT_VARIANT_COUNT_CPU,
+  HT_VARIANT_COUNT_CPU,  /* one past the error-diffusion CPU variants;
+                            6 and 7 stay free for more of them          */
+  /* The search methods' CPU implementations (core/search/, Kouge, Ito,
+   * Nakano): the parallel block schedule on the context's threads, or
+   * the raster schedule on one (ht_params.schedule) */
+  HT_VARIANT_LES_CPU = 8, /* local exhaustive search                    */
+  HT_VARIANT_PES_CPU,     /* partial exhaustive search                  */
+  HT_VARIANT_DBS_CPU,     /* direct binary search                       */
   /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
   HT_VARIANT_GPU_FIRST = 16,
   HT_VARIANT_GPU_FAST = HT_VARIANT_GPU_FIRST, /* ours: a warp per band of
@@ -224,6 +232,8 @@ HT_API const char *ht_variant_name(ht_variant v);
 HT_API int ht_variant_from_name(const char *name);
 /* The backend a variant runs on (HT_BACKEND_AUTO for HT_VARIANT_AUTO). */
 HT_API ht_backend ht_variant_backend(ht_variant v);
+/* The ht_method a variant computes, or -1 (HT_VARIANT_AUTO, unknown). */
+HT_API int ht_variant_method(ht_variant v);
 
 typedef enum {
   HT_COLOR_LUMA = 0,    /* colour input reduced to luminance (Rec. 709
@@ -238,6 +248,16 @@ typedef enum {
 typedef enum {
   HT_METHOD_ERROR_DIFFUSION = 0, /* an error filter (ht_filter), Kasagi
                                     et al.; planes run independently    */
+  /* The search methods (docs/search.md): binary output only; each plane
+   * is searched on its own. They minimise the total of |a - V*b| with
+   * the eye model V (ht_params.eye) from an initial image (init),
+   * window by window, in rounds until a round changes nothing. */
+  HT_METHOD_LES,  /* local exhaustive search: every pattern of an m x m
+                     window (Kouge, Ito, Nakano, Sec. II-B)            */
+  HT_METHOD_PES,  /* partial exhaustive search: the patterns with a
+                     number of white pixels near the window's (Sec. II-C) */
+  HT_METHOD_DBS,  /* direct binary search (Analoui, Allebach): toggle a
+                     pixel or swap it with a neighbour                 */
 } ht_method;
 
 #define HT_MAX_PLANES 4
@@ -269,6 +289,31 @@ typedef enum {
                            sequential only                              */
 } ht_scan;
 
+/* The search methods' initial image (docs/search.md). */
+typedef enum {
+  HT_INIT_RANDOM = 0,       /* random dither: white with probability
+                               a / 65536, from the generator of
+                               core/rng.h keyed by (seed, plane, x, y)
+                               (Kouge et al., Sec. III, Step 1)          */
+  HT_INIT_FLOYD_STEINBERG,  /* this library's Floyd-Steinberg error
+                               diffusion (the default: it converges in
+                               fewer rounds to a lower error)           */
+} ht_search_init;
+
+/* The order in which the search methods visit their windows. */
+typedef enum {
+  HT_SCHEDULE_PARALLEL = 0, /* Kouge et al., Sec. IV-B: blocks of q x q
+                               window positions in four interleaved
+                               groups; the blocks of a group run at once
+                               on the context's threads (and the GPU), the
+                               same bits for every thread count          */
+  HT_SCHEDULE_RASTER,       /* windows slid in raster order over the
+                               whole image (the paper's CPU reference,
+                               Fig. 2): one thread by definition         */
+} ht_search_schedule;
+
+#define HT_SEARCH_WINDOW_MAX 5 /* LES and PES windows are 1x1 .. 5x5     */
+
 /* Parameters of one run. Initialise with ht_params_init() so that fields
  * added later get their defaults. */
 typedef struct {
@@ -287,9 +332,27 @@ typedef struct {
   uint64_t seed;          /* keys the random numbers of methods that
                              draw them (core/rng.h); default 0           */
   ht_eye_params eye;      /* default sigma 1, radius 3                   */
+  /* Fields below were added with the search methods; ht_params_init
+   * sets them. Every value is checked whatever the method. */
+  int window;             /* m of the LES and PES m x m windows,
+                             1..HT_SEARCH_WINDOW_MAX, default 4 (DBS's
+                             window is always the 3 x 3 around a pixel)  */
+  ht_search_init init;    /* default HT_INIT_FLOYD_STEINBERG            */
+  ht_search_schedule schedule; /* default HT_SCHEDULE_PARALLEL          */
+  int max_rounds;         /* rounds at most; 0 (default): until a round
+                             changes nothing                            */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
+
+/* Sets the method (and, for error diffusion, the built-in filter) of
+ * `p` from a value of HT_LIST_ALGORITHMS: the filter ids 0..7, 8
+ * (custom: the method becomes error diffusion and p->filter stays as it
+ * is, to be set by ht_filter_parse), or HT_ALGORITHM_LES, _PES, _DBS.
+ * The other fields stay. HT_ERR_INVALID_ARGUMENT for another value. */
+HT_API ht_status ht_params_set_algorithm(ht_params *p, int algorithm);
+/* The HT_LIST_ALGORITHMS value of p's method and filter. */
+HT_API int ht_params_algorithm(const ht_params *p);
 
 /* Progress callback: `fraction` in 0..1. Return false to cancel; the run
  * then returns HT_ERR_CANCELLED and the output contents are unspecified
@@ -391,8 +454,21 @@ typedef enum {
   HT_LIST_BACKENDS,    /* ht_backend                                       */
   HT_LIST_COLOR_MODES, /* ht_color_mode                                    */
   HT_LIST_METHODS,     /* ht_method                                        */
+  HT_LIST_INITS,       /* ht_search_init                                   */
+  HT_LIST_SCHEDULES,   /* ht_search_schedule                               */
+  HT_LIST_ALGORITHMS,  /* one choice for menus: the filters of
+                          HT_LIST_FILTERS under their ids (custom is 8),
+                          then the search methods as HT_ALGORITHM_*; the
+                          values stay as they are (GIMP scripts pass them);
+                          ht_params_set_algorithm applies one             */
   HT_LIST_COUNT
 } ht_list;
+
+/* The search methods' values in HT_LIST_ALGORITHMS, above every filter
+ * id to come. */
+#define HT_ALGORITHM_LES 64
+#define HT_ALGORITHM_PES 65
+#define HT_ALGORITHM_DBS 66
 
 typedef struct {
   int value;          /* the enum value                                    */
@@ -422,6 +498,19 @@ typedef struct {
 HT_API ht_status ht_compute_metrics(const uint8_t *gray, size_t gray_stride,
                                     const uint8_t *result, size_t result_stride,
                                     int64_t width, int64_t height, ht_metrics *m);
+
+/* The search methods' error (Kouge et al., formulas 2-4; core/eye.h,
+ * docs/search.md): the mean over the pixels of |a - V*b'| for the eye
+ * model `eye` (NULL: sigma 1, radius 3), in 0..255 units. `gray` is the
+ * input and `result` the halftone (0 and 255, or any 8-bit values),
+ * 8-bit single-channel planes of the same size; outside the image, b'
+ * is the input of the nearest pixel inside. Distinct from
+ * ht_metrics.hvs_error, which blurs both images with a floating-point
+ * Gaussian: this is the integer error that LES, PES and DBS minimise,
+ * computed as they compute it (for an 8-bit input, bit for bit). */
+HT_API ht_status ht_compute_eye_error(const uint8_t *gray, size_t gray_stride, const uint8_t *result,
+                                      size_t result_stride, int64_t width, int64_t height,
+                                      const ht_eye_params *eye, double *mean_error);
 
 /* Library version string, e.g. "0.1.0". */
 HT_API const char *ht_version(void);

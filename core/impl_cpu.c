@@ -1,6 +1,7 @@
 /* The CPU backend's implementations (impl.h), fastest first. */
 #include "impl.h"
 #include "diffusion/diffusion.h"
+#include "search/search.h"
 
 #define N_(text) text
 
@@ -15,5 +16,14 @@ const ht_impl ht_impls_cpu[] = {
     ht_ec_run },
   { HT_VARIANT_ED, "ed", N_("Error diffusion, the reference (CPU)"), HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CPU,
     HT_CAP_CARRY | HT_CAP_SERPENTINE, ht_ed_run },
+  /* The search methods: one implementation each, threaded on the
+   * parallel schedule; the raster schedule, which gives other bits, is a
+   * parameter (ht_params.schedule), not a variant. */
+  { HT_VARIANT_LES_CPU, "les-cpu", N_("Local exhaustive search (CPU)"), HT_METHOD_LES, HT_BACKEND_CPU,
+    HT_CAP_THREADS, ht_les_run },
+  { HT_VARIANT_PES_CPU, "pes-cpu", N_("Partial exhaustive search (CPU)"), HT_METHOD_PES, HT_BACKEND_CPU,
+    HT_CAP_THREADS, ht_pes_run },
+  { HT_VARIANT_DBS_CPU, "dbs-cpu", N_("Direct binary search (CPU)"), HT_METHOD_DBS, HT_BACKEND_CPU,
+    HT_CAP_THREADS, ht_dbs_run },
 };
 const int ht_impls_cpu_count = (int)(sizeof ht_impls_cpu / sizeof ht_impls_cpu[0]);

@@ -9,6 +9,7 @@
 #define HT_JOB_H
 
 #include "halftone.h"
+#include "eye.h"
 #include "fixed.h"
 #include "pool.h"
 
@@ -42,6 +43,14 @@ struct ht_job {
   int64_t y0;
   const int32_t *carry_in;
   int32_t *carry_out;
+  /* The search methods (core/search/, docs/search.md): the eye model's
+   * table, the window side m, the initial image, the schedule and the
+   * round limit (0: none), as ht_params gave them. */
+  ht_eye eye;
+  int window;
+  ht_search_init init;
+  ht_search_schedule schedule;
+  int max_rounds;
   /* progress: only ht_job_tick() touches these */
   ht_progress_fn progress;
   void *user;

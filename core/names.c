@@ -54,6 +54,12 @@ ht_backend ht_variant_backend(ht_variant v)
   return impl ? impl->backend : HT_BACKEND_AUTO;
 }
 
+int ht_variant_method(ht_variant v)
+{
+  const ht_impl *impl = ht_impl_of(v);
+  return impl ? (int)impl->method : -1;
+}
+
 /* --------------------------------------------------------------- lists */
 
 static const ht_choice backends[] = {
@@ -73,6 +79,26 @@ static const ht_choice color_modes[] = {
 static const ht_choice methods[] = {
   { HT_METHOD_ERROR_DIFFUSION, "error-diffusion", N_("Error diffusion"),
     "an error filter spreads each pixel's rounding error to its unprocessed neighbours" },
+  { HT_METHOD_LES, "les", N_("Local exhaustive search (LES)"),
+    "every black-and-white pattern of each m x m window, the best kept, until nothing improves; slow, the best quality" },
+  { HT_METHOD_PES, "pes", N_("Partial exhaustive search (PES)"),
+    "like LES, but only the patterns with about as many white pixels as the window has; about three times faster" },
+  { HT_METHOD_DBS, "dbs", N_("Direct binary search (DBS)"),
+    "toggles a pixel or swaps it with a neighbour wherever that brings the result nearer the original; fast" },
+};
+
+static const ht_choice inits[] = {
+  { HT_INIT_RANDOM, "random", N_("Random dither"),
+    "white with the probability of the pixel's value, from the seed (the paper's start)" },
+  { HT_INIT_FLOYD_STEINBERG, "floyd-steinberg", N_("Floyd-Steinberg"),
+    "error diffusion first: fewer rounds to a lower error" },
+};
+
+static const ht_choice schedules[] = {
+  { HT_SCHEDULE_PARALLEL, "parallel", N_("Parallel blocks"),
+    "blocks of windows in four interleaved groups, every thread at once; the same result for any number of threads" },
+  { HT_SCHEDULE_RASTER, "raster", N_("Raster order (one thread)"),
+    "windows slid in raster order over the whole image, the paper's sequential reference" },
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -93,6 +119,25 @@ static void make_variants(void)
     variants[nvariants] = (ht_choice){ ht_impls_cuda[i].variant, ht_impls_cuda[i].name, ht_impls_cuda[i].label, "" };
 }
 
+/* The filters under their ids, then the search methods (HT_ALGORITHM_*). */
+static ht_choice algorithms[HT_FILTER_COUNT_BUILTIN + 1 + 3 + 32];
+static int nalgorithms;
+static pthread_once_t algorithms_once = PTHREAD_ONCE_INIT;
+
+static void make_algorithms(void)
+{
+  int n;
+  const ht_choice *f = ht_filter_choices(&n);
+  for (int i = 0; i < n && nalgorithms < COUNT(algorithms) - 3; i++)
+    algorithms[nalgorithms++] = f[i];
+  const int search[3][2] = { { HT_ALGORITHM_LES, HT_METHOD_LES }, { HT_ALGORITHM_PES, HT_METHOD_PES },
+                             { HT_ALGORITHM_DBS, HT_METHOD_DBS } };
+  for (int i = 0; i < 3; i++) {
+    algorithms[nalgorithms] = methods[search[i][1]];
+    algorithms[nalgorithms++].value = search[i][0];
+  }
+}
+
 const ht_choice *ht_choices(ht_list list, int *count)
 {
   int n = 0;
@@ -107,6 +152,13 @@ const ht_choice *ht_choices(ht_list list, int *count)
   case HT_LIST_BACKENDS: c = backends; n = COUNT(backends); break;
   case HT_LIST_COLOR_MODES: c = color_modes; n = COUNT(color_modes); break;
   case HT_LIST_METHODS: c = methods; n = COUNT(methods); break;
+  case HT_LIST_INITS: c = inits; n = COUNT(inits); break;
+  case HT_LIST_SCHEDULES: c = schedules; n = COUNT(schedules); break;
+  case HT_LIST_ALGORITHMS:
+    pthread_once(&algorithms_once, make_algorithms);
+    c = algorithms;
+    n = nalgorithms;
+    break;
   case HT_LIST_COUNT: break;
   }
   if (count)

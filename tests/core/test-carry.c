@@ -174,7 +174,8 @@ static void part_variants(ht_context *ctx)
         reference(ctx, &pic, &p, want, want_last);
         for (int vi = 0; vi < nvar; vi++) {
           const ht_variant v = (ht_variant)vars[vi].value;
-          if (v == HT_VARIANT_AUTO || ht_variant_backend(v) != HT_BACKEND_CPU)
+          if (v == HT_VARIANT_AUTO || ht_variant_backend(v) != HT_BACKEND_CPU ||
+              ht_variant_method(v) != HT_METHOD_ERROR_DIFFUSION)
             continue;
           for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; pi++) {
             int np = 0;

@@ -1,0 +1,18 @@
+/* test-search.c's golden results: {config, width, height, schedule,
+ * hash}. Made by `test-search golden print` when the methods were
+ * written; a change of a rule changes them, on purpose only. */
+{ 0, 40, 32, HT_SCHEDULE_PARALLEL, 0xefa056f078affed3ull },
+{ 1, 40, 32, HT_SCHEDULE_PARALLEL, 0x77f597b0e0c101a6ull },
+{ 2, 40, 32, HT_SCHEDULE_PARALLEL, 0x2167f3e8c45e559dull },
+{ 3, 40, 32, HT_SCHEDULE_PARALLEL, 0xc9af65ad1aabb6deull },
+{ 4, 40, 32, HT_SCHEDULE_PARALLEL, 0xc5b133f3d8a0a81bull },
+{ 5, 40, 32, HT_SCHEDULE_PARALLEL, 0xff09f1b4ba2f00b1ull },
+{ 6, 40, 32, HT_SCHEDULE_PARALLEL, 0xaafb9e444a999ffeull },
+{ 7, 40, 32, HT_SCHEDULE_PARALLEL, 0x07e46be550ca1f09ull },
+{ 8, 40, 32, HT_SCHEDULE_PARALLEL, 0x3df6bf08a9e82ae2ull },
+{ 9, 40, 32, HT_SCHEDULE_PARALLEL, 0xe087acea13bac1ffull },
+{ 0, 29, 23, HT_SCHEDULE_RASTER, 0x44c0792714f201bbull },
+{ 3, 29, 23, HT_SCHEDULE_RASTER, 0xd103b503592e2998ull },
+{ 5, 29, 23, HT_SCHEDULE_RASTER, 0x48e98c6d08eeba51ull },
+{ 8, 29, 23, HT_SCHEDULE_RASTER, 0x6f8873f15741efecull },
+{ 5, 160, 97, HT_SCHEDULE_PARALLEL, 0x54474a764c832d4cull },
