@@ -382,9 +382,9 @@ ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, ui
 }
 
 /* ht_run and ht_run_band: the planes of `in` into `out`, the band's
- * carried rows where `band` is not NULL. */
+ * carried rows where `band` is not NULL, streamed where `stream` is. */
 static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, const ht_params *p,
-                           const ht_band *band)
+                           const ht_band *band, const ht_stream *stream)
 {
   if (!ctx)
     return HT_ERR_INVALID_ARGUMENT;
@@ -414,6 +414,11 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output needs %d channel(s), has %d", want, out->channels);
   if (out->format == HT_FORMAT_BIT1 && (planes != 1 || plane_levels(p, 0) != 2))
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "1-bit output needs levels 2 and a single plane");
+  if (stream && planes != 1)
+    return fail(ctx, HT_ERR_UNSUPPORTED, "a streamed band has one plane (gray, or luma); this run has %d", planes);
+  if (stream && stream->chunk < 1)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "streamed band: chunk must be 1 or more columns, got %lld",
+                (long long)stream->chunk);
   if (ht_images_overlap(in, out))
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output overlaps input");
   if (band && band->y0 < 0)
@@ -441,6 +446,7 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
       job.carry_in = band->above ? band->above + (size_t)c * carry : NULL;
       job.carry_out = band->below ? band->below + (size_t)c * carry : NULL;
     }
+    job.stream = stream;
     s = run_job(ctx, &job, &rows, p->variant);
     if (s != HT_OK)
       return s;
@@ -454,7 +460,7 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
 
 ht_status ht_run(ht_context *ctx, const ht_image *in, ht_image *out, const ht_params *p)
 {
-  return run_image(ctx, in, out, p, NULL);
+  return run_image(ctx, in, out, p, NULL, NULL);
 }
 
 ht_status ht_run_band(ht_context *ctx, const ht_image *in, ht_image *out, const ht_params *p, const ht_band *band)
@@ -463,7 +469,18 @@ ht_status ht_run_band(ht_context *ctx, const ht_image *in, ht_image *out, const 
     ctx->msg[0] = '\0';
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "no band");
   }
-  return run_image(ctx, in, out, p, band);
+  return run_image(ctx, in, out, p, band, NULL);
+}
+
+ht_status ht_run_band_stream(ht_context *ctx, const ht_image *in, ht_image *out, const ht_params *p,
+                             const ht_stream *stream)
+{
+  if (ctx && !stream) {
+    ctx->msg[0] = '\0';
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "no stream");
+  }
+  const ht_band band = { stream ? stream->y0 : 0, stream ? stream->above : NULL, stream ? stream->below : NULL };
+  return run_image(ctx, in, out, p, &band, stream);
 }
 
 int ht_carry_rows(const ht_params *p)

@@ -197,8 +197,10 @@ typedef enum {
   HT_VARIANT_ED_RC,      /* ED with register caching, Sec. II           */
   HT_VARIANT_EC_RC,      /* EC with register caching, Sec. II           */
   HT_VARIANT_WAVEFRONT,  /* threaded k-delay parallel scan, Sec. III    */
+  HT_VARIANT_STREAM,     /* error collection in skewed column chunks, the
+                            carried rows streamed (ht_run_band_stream)  */
   HT_VARIANT_COUNT_CPU,  /* one past the error-diffusion CPU variants;
-                            6 and 7 stay free for more of them          */
+                            7 stays free for one more                   */
   /* The search methods' CPU implementations (core/search/, Kouge, Ito,
    * Nakano): the parallel block schedule on the context's threads, or
    * the raster schedule on one (ht_params.schedule) */
@@ -443,6 +445,37 @@ HT_API int ht_carry_rows(const ht_params *p);
  * (every CPU variant; HT_ERR_UNSUPPORTED names what does not). */
 HT_API ht_status ht_run_band(ht_context *ctx, const ht_image *in, ht_image *out,
                              const ht_params *params, const ht_band *band);
+
+/* A streamed band: ht_run_band whose carried rows arrive and leave in
+ * pieces of columns while the band runs, so that the processes of an MPI
+ * job work as one wavefront (docs/mpi.md) instead of each waiting for
+ * the whole band above. The band's rows run in skewed column chunks
+ * (chunk c of a row after chunk c + delay of the row above): the first
+ * row reads the carried-in errors of a chunk's columns only when
+ * `need` says they are there, and the last rows' errors leave through
+ * `ready` as soon as they are final. The bits are ht_run_band's. */
+typedef struct {
+  int64_t y0;            /* as ht_band                                  */
+  int64_t chunk;         /* columns per chunk, >= 1                     */
+  /* As ht_band: ht_carry_rows() rows of `width` errors each, above NULL
+   * for the top band, below NULL when nothing is passed on. Columns < x
+   * of `above` are read only after need(x, user) returned; columns < x
+   * of `below` are final when ready(x, user) is called. x grows with
+   * every call and the last call of each has x = width. */
+  const int32_t *above;
+  int32_t *below;
+  bool (*need)(int64_t x, void *user);  /* NULL: all of `above` is there */
+  bool (*ready)(int64_t x, void *user); /* may be NULL                  */
+  void *user;            /* a callback that returns false stops the run:
+                            HT_ERR_CANCELLED                             */
+} ht_stream;
+
+/* Runs `in` as a band whose carried rows stream as `stream` says; the
+ * callbacks come from the calling thread. One output plane (a gray
+ * input, or the luma of a colour one), error diffusion, raster scan;
+ * variant auto or stream (HT_ERR_UNSUPPORTED otherwise). */
+HT_API ht_status ht_run_band_stream(ht_context *ctx, const ht_image *in, ht_image *out,
+                                    const ht_params *params, const ht_stream *stream);
 
 /* ------------------------------------------------------------ names for UIs */
 

@@ -30,6 +30,10 @@ bool ht_impl_takes(const ht_impl *impl, const ht_job *job, char *why)
     ht_set_msg(why, "variant %s cannot run a band with carried rows", impl->name);
     return false;
   }
+  if (job->stream && !(impl->caps & HT_CAP_STREAM)) {
+    ht_set_msg(why, "variant %s cannot stream a band's carried rows (variant stream does)", impl->name);
+    return false;
+  }
   return true;
 }
 

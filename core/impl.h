@@ -18,6 +18,7 @@ enum {
   HT_CAP_SERPENTINE = 1u << 0, /* odd rows right to left                  */
   HT_CAP_CARRY = 1u << 1,      /* carried rows in and out (ht_run_band)   */
   HT_CAP_THREADS = 1u << 2,    /* runs on job->threads threads            */
+  HT_CAP_STREAM = 1u << 3,     /* streamed carried rows (ht_run_band_stream) */
 };
 
 typedef struct ht_impl ht_impl;

@@ -16,6 +16,9 @@ const ht_impl ht_impls_cpu[] = {
     ht_ec_run },
   { HT_VARIANT_ED, "ed", N_("Error diffusion, the reference (CPU)"), HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CPU,
     HT_CAP_CARRY | HT_CAP_SERPENTINE, ht_ed_run },
+  /* Last: it exists for streamed bands (the MPI tool), which only it takes */
+  { HT_VARIANT_STREAM, "stream", N_("Error collection in column chunks, streamed bands (CPU)"),
+    HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CPU, HT_CAP_CARRY | HT_CAP_STREAM, ht_stream_run },
   /* The search methods: one implementation each, threaded on the
    * parallel schedule; the raster schedule, which gives other bits, is a
    * parameter (ht_params.schedule), not a variant. */

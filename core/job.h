@@ -43,6 +43,11 @@ struct ht_job {
   int64_t y0;
   const int32_t *carry_in;
   int32_t *carry_out;
+  /* A streamed band (ht_run_band_stream): carry_in and carry_out are its
+   * above and below, filled and read in chunks through its callbacks;
+   * NULL for every other run. Only implementations with HT_CAP_STREAM
+   * take it. */
+  const ht_stream *stream;
   /* The search methods (core/search/, docs/search.md): the eye model's
    * table, the window side m, the initial image, the schedule and the
    * round limit (0: none), as ht_params gave them. */

@@ -12,5 +12,6 @@ ht_status ht_ec_run(ht_job *job, const ht_rows *rows);        /* ec.c        */
 ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows);     /* ed_rc.c     */
 ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows);     /* ec_rc.c     */
 ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows); /* wavefront.c */
+ht_status ht_stream_run(ht_job *job, const ht_rows *rows);    /* stream.c    */
 
 #endif
