@@ -1,6 +1,7 @@
 /* The context, the parameters, and dispatch: which backend and which
  * implementation runs each plane. Everything an algorithm uses lies below
  * this file (job, rows, levels, pool); nothing below calls up into it. */
+#include "color/color.h"
 #include "cost.h"
 #include "cuda_loader.h"
 #include "filter.h"
@@ -48,6 +49,8 @@ void ht_params_init(ht_params *p)
   p->init = HT_INIT_FLOYD_STEINBERG;
   p->schedule = HT_SCHEDULE_PARALLEL;
   p->max_rounds = 0;
+  p->randomize = 0.0;
+  p->black = 1.0;
 }
 
 ht_status ht_params_set_algorithm(ht_params *p, int algorithm)
@@ -78,6 +81,7 @@ int ht_params_algorithm(const ht_params *p)
   case HT_METHOD_PES: return HT_ALGORITHM_PES;
   case HT_METHOD_DBS: return HT_ALGORITHM_DBS;
   case HT_METHOD_ERROR_DIFFUSION: break;
+  case HT_METHOD_PLANE_DEPENDENT: break;
   }
   return (int)p->filter.id;
 }
@@ -152,6 +156,58 @@ static bool weight_ok(double w) { return w >= 0.0 && w <= 1.0; } /* false for Na
 
 static bool is_search(ht_method m) { return m == HT_METHOD_LES || m == HT_METHOD_PES || m == HT_METHOD_DBS; }
 
+/* The colour modes whose planes run together (core/color/). */
+static bool is_coupled(ht_color_mode c) { return c == HT_COLOR_PLANE_DEPENDENT || c == HT_COLOR_CMYK; }
+
+/* What plane-dependent colour error diffusion needs (docs/color.md). */
+static ht_status check_color(ht_context *ctx, const ht_params *p)
+{
+  if (!weight_ok(p->randomize))
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "randomize must be 0..1, got %g", p->randomize);
+  if (!weight_ok(p->black))
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "black generation must be 0..1, got %g", p->black);
+  bool coupled = p->randomize != 0.0;
+  for (int i = 0; i < HT_MAX_PLANES; i++) {
+    if (!weight_ok(p->plane_weights.forward[i]) || !weight_ok(p->plane_weights.backward[i]))
+      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "inter-plane weights of plane %d must be 0..1, got %g and %g", i + 1,
+                  p->plane_weights.forward[i], p->plane_weights.backward[i]);
+    if (ht_pd_q12(p->plane_weights.forward[i]) + ht_pd_q12(p->plane_weights.backward[i]) > HT_Q_ONE)
+      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "inter-plane weights of plane %d: forward %g and backward %g add up "
+                  "to more than 1 (the filter takes what they leave)", i + 1, p->plane_weights.forward[i],
+                  p->plane_weights.backward[i]);
+    coupled |= p->plane_weights.forward[i] != 0.0 || p->plane_weights.backward[i] != 0.0;
+  }
+  if (is_coupled(p->color)) {
+    if (p->method != HT_METHOD_ERROR_DIFFUSION && p->method != HT_METHOD_PLANE_DEPENDENT)
+      return fail(ctx, HT_ERR_UNSUPPORTED, "colour mode %s is plane-dependent error diffusion; %s runs each plane on "
+                  "its own (use --color per-channel)", ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name,
+                  ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name);
+    return HT_OK;
+  }
+  if (p->method == HT_METHOD_PLANE_DEPENDENT)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "method plane-dependent needs colour mode plane-dependent or cmyk");
+  if (coupled)
+    return fail(ctx, HT_ERR_UNSUPPORTED, "inter-plane weights and randomize need colour mode plane-dependent or "
+                "cmyk; %s runs each plane on its own", ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name);
+  return HT_OK;
+}
+
+/* The plane-dependent run's planes and weights in fixed point
+ * (docs/arithmetic.md); the caller fills cj->rows. */
+static void color_job_init(const ht_params *p, int planes, bool cmyk, ht_color_job *cj)
+{
+  memset(cj, 0, sizeof *cj);
+  cj->planes = planes;
+  cj->cmyk = cmyk;
+  cj->black = (int32_t)(p->black * 65536.0 + 0.5);
+  cj->amount = ht_pd_q12(p->randomize);
+  for (int j = 0; j < planes; j++) {
+    cj->levels[j] = plane_levels(p, j);
+    cj->forward[j] = j + 1 < planes ? ht_pd_q12(p->plane_weights.forward[j]) : 0;
+    cj->backward[j] = j > 0 ? ht_pd_q12(p->plane_weights.backward[j]) : 0;
+  }
+}
+
 /* The search methods' fields (checked whatever the method, as ht_params_init
  * sets them all), and what a search method cannot do. */
 static ht_status check_search(ht_context *ctx, const ht_params *p)
@@ -195,7 +251,7 @@ static ht_status check_params(ht_context *ctx, const ht_params *p)
                   i + 1, p->plane_levels[i]);
   if ((int)p->scan < 0 || p->scan > HT_SCAN_SERPENTINE)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown scan %d", (int)p->scan);
-  if ((int)p->color < 0 || p->color > HT_COLOR_PER_CHANNEL)
+  if ((int)p->color < 0 || p->color > HT_COLOR_CMYK)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown colour mode %d", (int)p->color);
   if (!ht_choice_by_value(HT_LIST_METHODS, (int)p->method))
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown method %d", (int)p->method);
@@ -204,15 +260,9 @@ static ht_status check_params(ht_context *ctx, const ht_params *p)
   if (!(p->eye.sigma >= 0.25 && p->eye.sigma <= 4.0) || p->eye.radius < 1 || p->eye.radius > HT_EYE_MAX_RADIUS)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "eye model: sigma must be 0.25..4 and radius 1..%d, got %g and %d",
                 HT_EYE_MAX_RADIUS, p->eye.sigma, p->eye.radius);
-  bool coupled = false;
-  for (int i = 0; i < HT_MAX_PLANES; i++) {
-    if (!weight_ok(p->plane_weights.forward[i]) || !weight_ok(p->plane_weights.backward[i]))
-      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "inter-plane weights of plane %d must be 0..1", i + 1);
-    coupled |= p->plane_weights.forward[i] != 0.0 || p->plane_weights.backward[i] != 0.0;
-  }
-  if (coupled) /* every method of the table runs its planes on their own */
-    return fail(ctx, HT_ERR_UNSUPPORTED, "inter-plane weights need a method that couples planes; %s runs each plane "
-                "on its own", ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name);
+  ht_status cs = check_color(ctx, p);
+  if (cs != HT_OK)
+    return cs;
   if (!ht_filter_check(&p->filter, ctx->msg))
     return HT_ERR_BAD_COEFFICIENTS;
   return check_search(ctx, p);
@@ -224,7 +274,7 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
   if (s != HT_OK)
     return s;
   memset(job, 0, sizeof *job);
-  job->method = p->method;
+  job->method = is_coupled(p->color) ? HT_METHOD_PLANE_DEPENDENT : p->method;
   job->filter = p->filter;
   ht_filter_derive(&job->filter);
   job->levels = p->levels;
@@ -378,6 +428,13 @@ ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, ui
     return s;
   ht_rows rows;
   ht_rows_init(&rows, &iin, 0, &iout, 0, p->levels, true);
+  ht_color_job cj;
+  if (job.method == HT_METHOD_PLANE_DEPENDENT) { /* one plane: plain error diffusion's bits */
+    color_job_init(p, 1, false, &cj);
+    cj.levels[0] = p->levels;
+    cj.rows[0] = rows;
+    job.color = &cj;
+  }
   return run_job(ctx, &job, &rows, p->variant);
 }
 
@@ -403,10 +460,14 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
   int colors = in->channels - alpha;
   if (colors < 1)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "input has an alpha channel only");
-  if ((int)p->color < 0 || p->color > HT_COLOR_PER_CHANNEL)
+  if ((int)p->color < 0 || p->color > HT_COLOR_CMYK)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown colour mode %d", (int)p->color);
   bool luma = p->color == HT_COLOR_LUMA && colors >= 3;
-  int planes = luma ? 1 : colors;
+  const bool cmyk = p->color == HT_COLOR_CMYK;
+  if (cmyk && colors != 3)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "colour mode cmyk separates RGB input; the input has %d colour "
+                "channel(s)", colors);
+  int planes = luma ? 1 : cmyk ? 4 : colors;
   if (p->color == HT_COLOR_LUMA && colors == 2)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "input has 2 channels: set alpha for gray+alpha");
   int want = planes + (alpha && out->format != HT_FORMAT_BIT1 ? 1 : 0);
@@ -423,6 +484,9 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output overlaps input");
   if (band && band->y0 < 0)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "band: first row %lld is negative", (long long)band->y0);
+  if (band && is_coupled(p->color))
+    return fail(ctx, HT_ERR_UNSUPPORTED, "colour mode %s runs the planes of the whole image together; it cannot run "
+                "as a band", ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name);
   if (band && is_search(p->method) && ht_choice_by_value(HT_LIST_METHODS, (int)p->method))
     return fail(ctx, HT_ERR_UNSUPPORTED, "%s searches the whole plane at once; it cannot run as a band",
                 ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name);
@@ -434,6 +498,18 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
     return s;
 
   const size_t carry = band ? (size_t)ht_job_carry_rows(&job) * (size_t)in->width : 0;
+  ht_color_job cj;
+  if (job.method == HT_METHOD_PLANE_DEPENDENT) { /* every plane in one run (core/color/) */
+    color_job_init(p, planes, cmyk, &cj);
+    for (int c = 0; c < planes; c++)
+      ht_rows_init(&cj.rows[c], in, c < colors ? c : 0, out, c, cj.levels[c], false);
+    job.color = &cj;
+    job.levels = cj.levels[0];
+    s = run_job(ctx, &job, &cj.rows[0], p->variant);
+    if (s != HT_OK)
+      return s;
+    planes = 0; /* done */
+  }
   for (int c = 0; c < planes; c++) {
     ht_rows rows;
     job.levels = plane_levels(p, luma ? 0 : c);

@@ -207,6 +207,9 @@ typedef enum {
   HT_VARIANT_LES_CPU = 8, /* local exhaustive search                    */
   HT_VARIANT_PES_CPU,     /* partial exhaustive search                  */
   HT_VARIANT_DBS_CPU,     /* direct binary search                       */
+  /* Plane-dependent colour error diffusion (core/color/, docs/color.md) */
+  HT_VARIANT_PD_CPU = 11, /* the sequential reference; serpentine too   */
+  HT_VARIANT_PD_THREADS,  /* threaded k-delay scan of the rows          */
   /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
   HT_VARIANT_GPU_FIRST = 16,
   HT_VARIANT_GPU_FAST = HT_VARIANT_GPU_FIRST, /* ours: a warp per band of
@@ -227,6 +230,9 @@ typedef enum {
   HT_VARIANT_GPU_PB_PEC,
   HT_VARIANT_GPU_PB_PEC_RC,
   HT_VARIANT_GPU_END,
+  /* GPU plane-dependent colour error diffusion (cuda/color_pd.cu): apart
+   * from the error-diffusion range above, as it computes another method */
+  HT_VARIANT_GPU_PD = 48,
 } ht_variant;
 
 HT_API const char *ht_variant_name(ht_variant v);
@@ -242,8 +248,18 @@ typedef enum {
                            weights on the stored values), one plane out */
   HT_COLOR_PER_CHANNEL, /* every colour channel a plane of its own (RGB,
                            CMYK: 3 or 4 planes), each with its levels,
-                           coupled by the inter-plane weights where the
-                           method couples planes                        */
+                           run independently                            */
+  HT_COLOR_PLANE_DEPENDENT, /* every colour channel a plane, the planes
+                           coupled by ht_params.plane_weights (Zhang et
+                           al., Sec. 2.1; docs/color.md): fewer dots of
+                           different colorants on one pixel. Error
+                           diffusion only; weights 0 give per-channel's
+                           bits                                         */
+  HT_COLOR_CMYK,        /* RGB input separated into four ink planes C, M,
+                           Y, K (black generation ht_params.black,
+                           docs/color.md), coupled as plane-dependent;
+                           the output's 4 channels are ink amounts
+                           (level L-1 = full ink)                        */
 } ht_color_mode;
 
 /* How output levels are chosen. */
@@ -260,6 +276,11 @@ typedef enum {
                      number of white pixels near the window's (Sec. II-C) */
   HT_METHOD_DBS,  /* direct binary search (Analoui, Allebach): toggle a
                      pixel or swap it with a neighbour                 */
+  HT_METHOD_PLANE_DEPENDENT, /* error diffusion of all planes of a pixel
+                     together, with inter-plane error feeds (Zhang et
+                     al., Sec. 2.1; docs/color.md). What error diffusion
+                     becomes under the colour modes plane-dependent and
+                     cmyk; it may also be set here, with one of them   */
 } ht_method;
 
 #define HT_MAX_PLANES 4
@@ -268,10 +289,11 @@ typedef enum {
 /* The inter-plane error weights of plane-dependent colour error
  * diffusion (Zhang et al., Sec. 2.1), as a 2 x planes matrix: the share
  * of plane j's error fed forward to plane j + 1 of the same pixel, and
- * back to plane j - 1 of the next pixel in scan order. All zero: the
- * planes are independent. Non-zero weights need a method that couples
- * planes. Converted once to Q12 as the filter weights are
- * (docs/arithmetic.md). */
+ * back to plane j - 1 of the next pixel in scan order (on the same row;
+ * docs/color.md). All zero: the planes are independent. Non-zero
+ * weights need the colour mode plane-dependent or cmyk, and forward[j] +
+ * backward[j] <= 1 (the filter takes the rest). Converted once to Q12
+ * as the filter weights are (docs/arithmetic.md). */
 typedef struct {
   double forward[HT_MAX_PLANES];  /* mu_j, 0..1; the last plane's is unused   */
   double backward[HT_MAX_PLANES]; /* mu'_j, 0..1; the first plane's is unused */
@@ -343,6 +365,16 @@ typedef struct {
   ht_search_schedule schedule; /* default HT_SCHEDULE_PARALLEL          */
   int max_rounds;         /* rounds at most; 0 (default): until a round
                              changes nothing                            */
+  /* Fields below were added with plane-dependent colour error diffusion;
+   * ht_params_init sets them. */
+  double randomize;       /* 0..1, default 0: how far the error filter's
+                             weights are perturbed per pixel and plane,
+                             their sum kept (Ulichney; docs/color.md),
+                             from the generator keyed by (seed, plane, x,
+                             y); plane-dependent and cmyk only           */
+  double black;           /* 0..1, default 1: the share of the common
+                             part of C, M, Y that the cmyk mode moves to
+                             K (black generation, docs/color.md)          */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -393,7 +425,10 @@ HT_API ht_status ht_check(ht_context *ctx, const ht_params *params);
 
 /* Halftones `in` into `out`. Both have the same width and height.
  *  - luma mode: `out` has 1 channel (2 with alpha kept);
- *  - per-channel mode: `out` has the input's channel count.
+ *  - per-channel and plane-dependent modes: `out` has the input's
+ *    channel count;
+ *  - cmyk mode: 3 colour channels in (RGB), 4 out (C, M, Y, K ink
+ *    amounts; 5 with alpha kept).
  * Output formats: U8/U16 write each level as an evenly spaced value
  * (level q of L -> round(q * MAX / (L - 1))); BIT1 needs levels == 2 and a
  * single channel. `out` may not overlap `in`.

@@ -2,6 +2,7 @@
 #include "impl.h"
 #include "diffusion/diffusion.h"
 #include "search/search.h"
+#include "color/color.h"
 
 #define N_(text) text
 
@@ -28,5 +29,11 @@ const ht_impl ht_impls_cpu[] = {
     HT_CAP_THREADS, ht_pes_run },
   { HT_VARIANT_DBS_CPU, "dbs-cpu", N_("Direct binary search (CPU)"), HT_METHOD_DBS, HT_BACKEND_CPU,
     HT_CAP_THREADS, ht_dbs_run },
+  /* Plane-dependent colour error diffusion (core/color/): every plane of
+   * the image in one run, the same bits threaded or not. */
+  { HT_VARIANT_PD_THREADS, "pd-threads", N_("Plane-dependent colour, threaded (CPU)"), HT_METHOD_PLANE_DEPENDENT,
+    HT_BACKEND_CPU, HT_CAP_THREADS, ht_pd_threads_run },
+  { HT_VARIANT_PD_CPU, "pd", N_("Plane-dependent colour, the reference (CPU)"), HT_METHOD_PLANE_DEPENDENT,
+    HT_BACKEND_CPU, HT_CAP_SERPENTINE, ht_pd_run },
 };
 const int ht_impls_cpu_count = (int)(sizeof ht_impls_cpu / sizeof ht_impls_cpu[0]);

@@ -18,6 +18,7 @@
 #define HT_MSG_MAX 256
 
 typedef struct ht_cuda ht_cuda; /* the open GPU (cuda_loader.h) */
+typedef struct ht_color_job ht_color_job; /* plane-dependent colour (color/color.h) */
 
 typedef struct ht_job ht_job;
 struct ht_job {
@@ -33,6 +34,10 @@ struct ht_job {
    * random numbers: the run's seed and this plane's index. */
   uint64_t seed;
   int plane;
+  /* Plane-dependent colour error diffusion (method
+   * HT_METHOD_PLANE_DEPENDENT): all the planes, which its
+   * implementations run together; their `rows` argument is rows[0]. */
+  const ht_color_job *color;
   /* Carried rows (ht_run_band): the band is rows y0 .. y0 + height - 1
    * of a taller plane. carry_in holds the quantisation errors of the
    * ht_job_carry_rows() rows just above the band (row r is plane row

@@ -74,6 +74,11 @@ static const ht_choice color_modes[] = {
     "colour input reduced to its Rec. 709 luma (of the stored values): one gray plane out" },
   { HT_COLOR_PER_CHANNEL, "per-channel", N_("Each channel separately"),
     "every colour channel a plane of its own: RGB (or CMYK) out" },
+  { HT_COLOR_PLANE_DEPENDENT, "plane-dependent", N_("Plane-dependent colour"),
+    "every colour channel a plane, errors passed between the planes (inter-plane weights) so that colorants "
+    "overlap less: less grain" },
+  { HT_COLOR_CMYK, "cmyk", N_("CMYK separations"),
+    "RGB separated into cyan, magenta, yellow and black ink planes (black generation), run plane-dependent" },
 };
 
 static const ht_choice methods[] = {
@@ -85,6 +90,8 @@ static const ht_choice methods[] = {
     "like LES, but only the patterns with about as many white pixels as the window has; about three times faster" },
   { HT_METHOD_DBS, "dbs", N_("Direct binary search (DBS)"),
     "toggles a pixel or swaps it with a neighbour wherever that brings the result nearer the original; fast" },
+  { HT_METHOD_PLANE_DEPENDENT, "plane-dependent", N_("Plane-dependent colour error diffusion"),
+    "error diffusion of all colour planes of a pixel together, with errors fed between the planes" },
 };
 
 static const ht_choice inits[] = {

@@ -1,0 +1,54 @@
+/* Plane-dependent colour error diffusion (Zhang, Recker, Ulichney, Tastl,
+ * Owens, "Plane-dependent error diffusion on a GPU", Sec. 2.1): the
+ * implementations, one file each, and what they share. The design, and
+ * why every implementation gives the same bits, is in docs/color.md.
+ *
+ *   pd.h          the shared arithmetic (C and CUDA)
+ *   pd.c          the sequential reference (serpentine too)
+ *   pd_threads.c  the threaded k-delay scan of the rows
+ */
+#ifndef HT_COLOR_H
+#define HT_COLOR_H
+
+#include "../job.h"
+#include "../rows.h"
+#include "pd.h"
+
+/* What a plane-dependent run is given besides the job (job->color). */
+typedef struct ht_color_job {
+  int planes;                       /* 1..4                                */
+  bool cmyk;                        /* 4 planes from rows 0..2 (R, G, B)   */
+  int32_t black;                    /* cmyk: Q16 black generation          */
+  int levels[HT_PD_MAX_PLANES];
+  int32_t forward[HT_PD_MAX_PLANES];  /* Q12; 0 for the last plane         */
+  int32_t backward[HT_PD_MAX_PLANES]; /* Q12; 0 for the first plane        */
+  int32_t amount;                   /* Q12 randomisation of the filter      */
+  ht_rows rows[HT_PD_MAX_PLANES];   /* plane p: stored to output channel p,
+                                       loaded from input channel p (cmyk:
+                                       rows 0..2 load R, G, B)             */
+} ht_color_job;
+
+/* Columns x0 .. x0 + n - 1 of row y of every plane into dst[p][0 .. n)
+ * (HT_FX values; cmyk: separated, `tmp` holding 3 * n values). */
+static inline void ht_color_load(const ht_color_job *cj, int64_t y, int64_t x0, int64_t n, int32_t *const *dst,
+                                 int32_t *tmp)
+{
+  if (!cj->cmyk) {
+    for (int p = 0; p < cj->planes; p++)
+      cj->rows[p].load(&cj->rows[p], y, x0, n, dst[p]);
+    return;
+  }
+  for (int p = 0; p < 3; p++)
+    cj->rows[p].load(&cj->rows[p], y, x0, n, tmp + (size_t)p * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    int32_t o[4];
+    ht_pd_cmyk(tmp[i], tmp[(size_t)n + (size_t)i], tmp[2 * (size_t)n + (size_t)i], cj->black, o);
+    for (int p = 0; p < 4; p++)
+      dst[p][i] = o[p];
+  }
+}
+
+ht_status ht_pd_run(ht_job *job, const ht_rows *rows);         /* pd.c         */
+ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows); /* pd_threads.c */
+
+#endif

@@ -1,0 +1,240 @@
+/* Plane-dependent colour error diffusion on threads: the k-delay
+ * parallel scan (Kasagi et al. Sec. III; Metaxas) applied to whole
+ * pixels of P planes, which gives the bits of pd.c (docs/color.md
+ * proves it). Rows are dealt to the T threads in turn (row y to thread
+ * y mod T); row y may process column x once row y - 1 has finished
+ * column x + L (L = the filter's reach to the left), since every error
+ * that reaches (x, y) from above comes from a column <= x + L of an
+ * earlier row. The inter-plane feeds stay inside a pixel (forward) or go
+ * to the next pixel of the same row (backward), which the row's own
+ * thread processes next: they add no dependency between rows.
+ *
+ * Errors travel through accumulators acc[dy - 1][slot][plane][x]: row y
+ * adds its terms for row y + dy to slot (y + dy) mod RING of array
+ * dy - 1, which no other row writes, and the target row reads and
+ * clears them. With RING = T + max(D, 1) a slot is written again only
+ * by a row whose thread has finished a row at or below the reader, so
+ * never while it is read. Integer sums do not depend on order, so the
+ * result is pd.c's bit for bit. */
+#include "color.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CH 64 /* columns between two publications of a row's progress */
+
+typedef struct {
+  _Alignas(64) _Atomic uint64_t v; /* (row << 32) | columns done */
+} row_progress;
+
+typedef struct {
+  ht_job *job;
+  const ht_color_job *cj;
+  int64_t w, h;
+  int T, ring, D, L;
+  int32_t *acc;          /* [D][ring][P][w]                              */
+  row_progress *prog;    /* [ring]                                        */
+  int32_t *bufs;         /* per thread: P*w inputs + 3*w cmyk scratch     */
+  uint8_t *lvs;          /* per thread: P*w level indices                 */
+} pdt;
+
+static inline int32_t *acc_row(const pdt *S, int d, int64_t y, int p)
+{
+  return S->acc + (((size_t)d * (size_t)S->ring + (size_t)(y % S->ring)) * (size_t)S->cj->planes + (size_t)p) *
+                      (size_t)S->w;
+}
+
+/* Until row y has published `need` columns; false on cancel. */
+static bool wait_row(pdt *S, int64_t y, int64_t need)
+{
+  const uint64_t want = ((uint64_t)y << 32) | (uint64_t)need;
+  _Atomic uint64_t *v = &S->prog[y % S->ring].v;
+  for (unsigned spins = 0; atomic_load_explicit(v, memory_order_acquire) < want; spins++) {
+    if (ht_job_cancelled(S->job))
+      return false;
+    if (spins > 256)
+      sched_yield(); /* more threads than cores: let the row above run */
+#if defined(__x86_64__) || defined(__i386__)
+    else
+      __builtin_ia32_pause();
+#endif
+  }
+  return true;
+}
+
+static bool run_row(pdt *S, int me, int64_t y)
+{
+  const ht_color_job *cj = S->cj;
+  const ht_filter *f = &S->job->filter;
+  const int P = cj->planes;
+  const int64_t w = S->w, h = S->h;
+  const size_t W = (size_t)w;
+  int32_t *in = S->bufs + (size_t)me * ((size_t)P + 3) * W;
+  uint8_t *lv = S->lvs + (size_t)me * (size_t)P * W;
+  int32_t *dst[HT_PD_MAX_PLANES];
+  for (int p = 0; p < P; p++)
+    dst[p] = in + (size_t)p * W;
+  ht_color_load(cj, y, 0, w, dst, in + (size_t)P * W);
+  int32_t q0[HT_FILTER_MAX_TAPS], q[HT_FILTER_MAX_TAPS];
+  for (int t = 0; t < f->ntaps; t++)
+    q0[t] = q[t] = f->taps[t].q;
+  int32_t back[HT_PD_MAX_PLANES] = { 0 };
+  _Atomic uint64_t *mine = &S->prog[y % S->ring].v;
+  for (int64_t x0 = 0; x0 < w; x0 += CH) {
+    const int64_t x1 = x0 + CH < w ? x0 + CH : w;
+    if (y > 0) {
+      const int64_t need = x1 + S->L < w ? x1 + S->L : w;
+      if (!wait_row(S, y - 1, need))
+        return false;
+    }
+    for (int64_t x = x0; x < x1; x++) {
+      const bool last = x == w - 1;
+      int32_t fwd = 0, nback[HT_PD_MAX_PLANES] = { 0 };
+      for (int j = 0; j < P; j++) {
+        int32_t v = dst[j][x] + fwd + back[j];
+        for (int d = 0; d < S->D; d++) {
+          int32_t *a = acc_row(S, d, y, j) + x;
+          v += *a;
+          *a = 0;
+        }
+        int32_t e;
+        lv[(size_t)j * W + (size_t)x] = (uint8_t)ht_pd_round(v, cj->levels[j], &e);
+        fwd = ht_pd_term(e, cj->forward[j]);
+        const int32_t b = last ? 0 : ht_pd_term(e, cj->backward[j]);
+        if (j > 0)
+          nback[j - 1] = b;
+        const int32_t ei = e - fwd - b;
+        if (cj->amount)
+          ht_pd_perturb(q0, f->ntaps, cj->amount, S->job->seed, (uint32_t)j, (uint32_t)x, (uint32_t)y, q);
+        for (int t = 0; t < f->ntaps; t++) {
+          const int64_t tx = x + f->taps[t].dx, dy = f->taps[t].dy;
+          if (tx < 0 || tx >= w || y + dy >= h)
+            continue;
+          if (dy == 0)
+            dst[j][tx] += ht_pd_term(ei, q[t]); /* this row's own pixels to the right */
+          else
+            acc_row(S, (int)dy - 1, y + dy, j)[tx] += ht_pd_term(ei, q[t]);
+        }
+      }
+      memcpy(back, nback, sizeof back);
+    }
+    atomic_store_explicit(mine, ((uint64_t)y << 32) | (uint64_t)x1, memory_order_release);
+  }
+  for (int j = 0; j < P; j++)
+    cj->rows[j].store(&cj->rows[j], y, 0, w, lv + (size_t)j * W);
+  return true;
+}
+
+static void work(pdt *S, int me)
+{
+  for (int64_t y = me; y < S->h; y += S->T) {
+    if (ht_job_cancelled(S->job) || !run_row(S, me, y)) {
+      atomic_store(&S->job->cancelled, 1); /* the others stop waiting */
+      return;
+    }
+    /* only the calling thread reports progress (and may cancel); row y
+     * done means every row above it is done */
+    if (me == 0 && !ht_job_tick(S->job, y + 1, S->h))
+      return;
+  }
+}
+
+typedef struct {
+  pdt *S;
+  _Atomic int go;
+} start;
+
+static void helper(void *arg, int k)
+{
+  start *st = arg;
+  while (atomic_load_explicit(&st->go, memory_order_acquire) == 0)
+    sched_yield();
+  if (k < st->S->T)
+    work(st->S, k);
+}
+
+typedef struct {
+  start *st;
+  int k;
+  pthread_t tid;
+} worker;
+
+static void *worker_main(void *arg)
+{
+  worker *wk = arg;
+  helper(wk->st, wk->k);
+  return NULL;
+}
+
+ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
+{
+  (void)rows;
+  if (job->scan != HT_SCAN_RASTER) {
+    ht_set_msg(job->msg, "the serpentine scan runs sequentially (variant pd)");
+    return HT_ERR_UNSUPPORTED;
+  }
+  const ht_color_job *cj = job->color;
+  pdt S;
+  memset(&S, 0, sizeof S);
+  S.job = job;
+  S.cj = cj;
+  S.w = cj->rows[0].width;
+  S.h = cj->rows[0].height;
+  S.D = job->filter.reach_down;
+  S.L = job->filter.reach_left;
+  int T = job->threads < 1 ? 1 : job->threads;
+  if (T > S.h)
+    T = (int)S.h;
+  if (T > HT_POOL_MAX + 1)
+    T = HT_POOL_MAX + 1;
+  S.T = T;
+  S.ring = T + (S.D > 1 ? S.D : 1);
+  const int P = cj->planes;
+  const size_t W = (size_t)S.w;
+  S.acc = ht_alloc(job, (size_t)(S.D ? S.D : 1) * (size_t)S.ring * (size_t)P * W, sizeof *S.acc);
+  void *prog_mem = ht_alloc(job, (size_t)S.ring + 1, sizeof *S.prog);
+  S.bufs = ht_alloc_raw(job, (size_t)T * ((size_t)P + 3) * W, sizeof *S.bufs);
+  S.lvs = ht_alloc_raw(job, (size_t)T * (size_t)P * W, 1);
+  worker *workers = ht_alloc(job, (size_t)T, sizeof *workers);
+  ht_status st = HT_OK;
+  if (!S.acc || !prog_mem || !S.bufs || !S.lvs || !workers) {
+    st = HT_ERR_NO_MEMORY;
+    goto out;
+  }
+  S.prog = (row_progress *)(((uintptr_t)prog_mem + 63) & ~(uintptr_t)63);
+  /* slot r starts as row r - ring, "done": row 0 waits for no one */
+  for (int r = 0; r < S.ring; r++)
+    atomic_init(&S.prog[r].v, 0);
+  start go = { &S, 0 };
+  int started = 1;
+  if (job->pool)
+    started += ht_pool_start(job->pool, T - 1, helper, &go);
+  else
+    for (int t = 1; t < T; t++) {
+      workers[t].st = &go;
+      workers[t].k = t;
+      if (pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]) != 0)
+        break;
+      started++;
+    }
+  S.T = started; /* rows are dealt only once `go` is set */
+  atomic_store_explicit(&go.go, 1, memory_order_release);
+  work(&S, 0);
+  if (job->pool)
+    ht_pool_wait(job->pool);
+  else
+    for (int t = 1; t < started; t++)
+      pthread_join(workers[t].tid, NULL);
+  if (ht_job_cancelled(job))
+    st = HT_ERR_CANCELLED;
+out:
+  free(S.acc);
+  free(prog_mem);
+  free(S.bufs);
+  free(S.lvs);
+  free(workers);
+  return st;
+}

@@ -1,0 +1,495 @@
+/* Plane-dependent colour error diffusion (core/color/, docs/color.md):
+ *  reference   both CPU variants against a reference written here with
+ *              plain loops (whole-image error planes, floor division,
+ *              levels by counting midpoints, its own CMYK separation and
+ *              weight perturbation), RGB and CMYK, levels 2/3/16, every
+ *              built-in filter and a custom one, weights 0/0.2/0.5,
+ *              randomisation 0/1, awkward shapes, the serpentine scan;
+ *  threads     the threaded variant for every thread count 1..8 against
+ *              the sequential one;
+ *  per-channel inter-plane weights 0 give the per-channel mode's bits;
+ *  randomize   amount 0 is no perturbation whatever the seed; amount 1
+ *              changes the result and follows the seed;
+ *  mean        the mean of every plane of a gray ramp is kept within a
+ *              bound, and the planes' total more tightly;
+ *  golden      hashes of a few runs, made by running this code;
+ *  errors      out-of-range weights and amounts, and combinations the
+ *              modes do not take, give a clear error.
+ *
+ * usage: test-color [reference|threads|per-channel|randomize|mean|golden|errors] */
+#include "ht-test.h"
+
+#include "rng.h"
+
+#include <math.h>
+
+/* ------------------------------------------------- the independent reference */
+
+/* floor((e * q + 2048) / 4096) by floor division, not a shift */
+static int64_t ref_term(int64_t e, int64_t q)
+{
+  int64_t n = e * q + 2048;
+  return n >= 0 ? n / 4096 : -((-n + 4095) / 4096);
+}
+
+static int64_t ref_level_value(int i, int L) { return (2 * (int64_t)i * 65535 + L - 1) / (2 * (int64_t)(L - 1)); }
+
+/* the nearest exact level: how many midpoints (i + 1/2) * 65535 / (L - 1) lie below v */
+static int ref_level(int64_t v, int L)
+{
+  int q = 0;
+  for (int i = 0; i < L - 1; i++)
+    if (2 * v * (L - 1) > (int64_t)(2 * i + 1) * 65535)
+      q = i + 1;
+  return q;
+}
+
+static int64_t ref_q12(double w) { return (int64_t)floor(w * 4096.0 + 0.5); }
+
+typedef struct {
+  int64_t w, h;
+  int channels;          /* of the input: 1..4                         */
+  const uint16_t *in;    /* interleaved 16-bit samples                 */
+} picture;
+
+typedef struct {
+  ht_filter filter;
+  int planes;
+  bool cmyk;
+  int levels[4];
+  double fwd, bwd, amount, black;
+  uint64_t seed;
+  bool serpentine;
+} setup;
+
+/* level indices out[p][y * w + x] */
+static void reference(const picture *pic, const setup *st, uint8_t *out)
+{
+  const int64_t w = pic->w, h = pic->h;
+  const int P = st->planes;
+  int64_t *val = xmalloc((size_t)(P * w * h) * sizeof *val); /* input plus everything received */
+  for (int64_t i = 0; i < w * h; i++) {
+    const uint16_t *s = pic->in + i * pic->channels;
+    if (st->cmyk) {
+      int64_t c = 65535 - s[0], m = 65535 - s[1], y = 65535 - s[2];
+      int64_t mn = c < m ? c : m;
+      if (y < mn)
+        mn = y;
+      int64_t bq = (int64_t)floor(st->black * 65536.0 + 0.5);
+      int64_t k = (mn * bq + 32768) / 65536;
+      val[0 * w * h + i] = c - k;
+      val[1 * w * h + i] = m - k;
+      val[2 * w * h + i] = y - k;
+      val[3 * w * h + i] = k;
+    } else {
+      for (int p = 0; p < P; p++)
+        val[p * w * h + i] = s[p];
+    }
+  }
+  const ht_filter *f = &st->filter;
+  const int64_t amount = ref_q12(st->amount);
+  for (int64_t y = 0; y < h; y++) {
+    const bool rev = st->serpentine && (y % 2 == 1);
+    for (int64_t i = 0; i < w; i++) {
+      const int64_t x = rev ? w - 1 - i : i;
+      const int64_t nx = rev ? x - 1 : x + 1; /* the next pixel on the row */
+      const bool has_next = nx >= 0 && nx < w;
+      for (int p = 0; p < P; p++) {
+        int64_t v = val[p * w * h + y * w + x];
+        int q = ref_level(v, st->levels[p]);
+        out[p * w * h + y * w + x] = (uint8_t)q;
+        int64_t e = v - ref_level_value(q, st->levels[p]);
+        int64_t fw = p + 1 < P ? ref_term(e, ref_q12(st->fwd)) : 0;
+        int64_t bw = p > 0 && has_next ? ref_term(e, ref_q12(st->bwd)) : 0;
+        if (p + 1 < P)
+          val[(p + 1) * w * h + y * w + x] += fw;
+        if (p > 0 && has_next)
+          val[(p - 1) * w * h + y * w + nx] += bw;
+        int64_t rest = e - fw - bw;
+        /* the weights, perturbed in pairs */
+        int64_t qt[HT_FILTER_MAX_TAPS];
+        for (int t = 0; t < f->ntaps; t++)
+          qt[t] = f->taps[t].q;
+        if (amount) {
+          for (int k = 0; 2 * k + 1 < f->ntaps; k++) {
+            uint32_t r[4];
+            ht_rng4(st->seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, (uint32_t)(k / 8), r);
+            uint32_t word = r[(k % 8) / 2];
+            int64_t u = k % 2 ? (word >> 16) : (word & 65535u);
+            int64_t a = qt[2 * k], b = qt[2 * k + 1], m = a < b ? a : b;
+            int64_t num = (u - 32768) * m * amount;
+            int64_t d = num >= 0 ? num / 134217728 : -((-num + 134217727) / 134217728);
+            qt[2 * k] = a + d;
+            qt[2 * k + 1] = b - d;
+          }
+        }
+        for (int t = 0; t < f->ntaps; t++) {
+          int64_t tx = x + (rev ? -f->taps[t].dx : f->taps[t].dx), ty = y + f->taps[t].dy;
+          if (tx >= 0 && tx < w && ty < h)
+            val[p * w * h + ty * w + tx] += ref_term(rest, qt[t]);
+        }
+      }
+    }
+  }
+  free(val);
+}
+
+/* -------------------------------------------------------------- the library */
+
+static void set_params(const setup *st, ht_params *p, ht_variant v)
+{
+  ht_params_init(p);
+  p->filter = st->filter;
+  p->color = st->cmyk ? HT_COLOR_CMYK : HT_COLOR_PLANE_DEPENDENT;
+  p->variant = v;
+  p->scan = st->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
+  for (int i = 0; i < st->planes; i++) {
+    p->plane_levels[i] = st->levels[i];
+    p->plane_weights.forward[i] = st->fwd;
+    p->plane_weights.backward[i] = st->bwd;
+  }
+  p->randomize = st->amount;
+  p->black = st->black;
+  p->seed = st->seed;
+}
+
+/* ht_run's 16-bit output turned back into level indices out[p][y * w + x] */
+static ht_status run_lib(ht_context *ctx, const picture *pic, const ht_params *p, int planes, uint8_t *out)
+{
+  const int64_t n = pic->w * pic->h;
+  uint16_t *o = xmalloc((size_t)(n * planes) * sizeof *o);
+  ht_image in = { pic->w, pic->h, (size_t)(pic->w * pic->channels) * 2, pic->channels, HT_FORMAT_U16,
+                  (void *)(uintptr_t)pic->in };
+  ht_image im = { pic->w, pic->h, (size_t)(pic->w * planes) * 2, planes, HT_FORMAT_U16, o };
+  ht_status s = ht_run(ctx, &in, &im, p);
+  for (int c = 0; s == HT_OK && c < planes; c++) {
+    int L = p->plane_levels[c] ? p->plane_levels[c] : p->levels;
+    for (int64_t i = 0; i < n; i++)
+      out[c * n + i] = (uint8_t)(((int64_t)o[i * planes + c] * (L - 1) + 32767) / 65535);
+  }
+  free(o);
+  return s;
+}
+
+static picture make_picture(int64_t w, int64_t h, int channels, uint64_t seed)
+{
+  uint16_t *in = xmalloc((size_t)(w * h * channels) * sizeof *in);
+  for (int c = 0; c < channels; c++) {
+    uint16_t *pl = random_plane(w, h, seed * 7 + (uint64_t)c);
+    for (int64_t i = 0; i < w * h; i++)
+      in[i * channels + c] = pl[i];
+    free(pl);
+  }
+  return (picture){ w, h, channels, in };
+}
+
+static ht_filter filter_of(int i)
+{
+  if (i < HT_FILTER_COUNT_BUILTIN)
+    return *ht_filter_builtin((ht_filter_id)i);
+  ht_filter f;
+  char err[256];
+  ht_status s = ht_filter_parse("- - * 5 1; 1 2 3 2 1; 0 1 0 1 0 / 20", &f, err, sizeof err);
+  CHECK(s == HT_OK, "custom filter: %s", err);
+  return f;
+}
+
+static uint64_t fnv(const uint8_t *b, size_t n)
+{
+  uint64_t hsh = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++)
+    hsh = (hsh ^ b[i]) * 1099511628211ULL;
+  return hsh;
+}
+
+/* ------------------------------------------------------------------ parts */
+
+static void part_reference(ht_context *ctx)
+{
+  const int64_t shapes[][2] = { { 1, 1 }, { 1, 9 }, { 13, 1 }, { 7, 5 }, { 37, 19 } };
+  const double weights[][2] = { { 0, 0 }, { 0.2, 0.2 }, { 0.5, 0.5 }, { 0.3, 0.1 } };
+  const int lv[][4] = { { 2, 2, 2, 2 }, { 3, 3, 3, 3 }, { 16, 16, 16, 16 }, { 2, 3, 16, 2 } };
+  int cases = 0;
+  for (int fi = 0; fi <= HT_FILTER_COUNT_BUILTIN; fi++)
+    for (int si = 0; si < 5; si++)
+      for (int cm = 0; cm < 2; cm++) {
+        const int k = fi * 10 + si * 2 + cm; /* a different mix for each */
+        picture pic = make_picture(shapes[si][0], shapes[si][1], 3, (uint64_t)k + 1);
+        setup st = { filter_of(fi), cm ? 4 : 3, cm == 1, { 0 }, weights[k % 4][0], weights[k % 4][1],
+                     (k / 4) % 2 ? 1.0 : 0.0, (k % 3) * 0.5, (uint64_t)k * 977, (k % 5) == 0 };
+        memcpy(st.levels, lv[(k / 2) % 4], sizeof st.levels);
+        const int64_t n = pic.w * pic.h * st.planes;
+        uint8_t *want = xmalloc((size_t)n), *got = xmalloc((size_t)n);
+        reference(&pic, &st, want);
+        const ht_variant vs[2] = { HT_VARIANT_PD_CPU, HT_VARIANT_PD_THREADS };
+        for (int vi = 0; vi < 2; vi++) {
+          if (st.serpentine && vs[vi] == HT_VARIANT_PD_THREADS)
+            continue;
+          ht_params p;
+          set_params(&st, &p, vs[vi]);
+          ht_context_set_threads(ctx, 3);
+          ht_status s = run_lib(ctx, &pic, &p, st.planes, got);
+          CHECK(s == HT_OK, "%s: %s", ht_variant_name(vs[vi]), ht_context_message(ctx));
+          CHECK(s != HT_OK || memcmp(want, got, (size_t)n) == 0,
+                "%s differs from the reference: filter %s, %lldx%lld, %s, levels %d/%d/%d/%d, weights %g/%g, "
+                "randomize %g, black %g, %s", ht_variant_name(vs[vi]), st.filter.name, (long long)pic.w,
+                (long long)pic.h, st.cmyk ? "cmyk" : "rgb", st.levels[0], st.levels[1], st.levels[2], st.levels[3],
+                st.fwd, st.bwd, st.amount, st.black, st.serpentine ? "serpentine" : "raster");
+          cases++;
+        }
+        free(want);
+        free(got);
+        free((void *)pic.in);
+      }
+  printf("reference: %d runs\n", cases);
+}
+
+static void part_threads(ht_context *ctx)
+{
+  const int fis[] = { HT_FILTER_FLOYD_STEINBERG, HT_FILTER_JARVIS_JUDICE_NINKE, HT_FILTER_ATKINSON,
+                      HT_FILTER_COUNT_BUILTIN };
+  for (int i = 0; i < 4; i++) {
+    picture pic = make_picture(150 + i * 41, 61 + i * 7, 3, (uint64_t)i + 100);
+    setup st = { filter_of(fis[i]), i % 2 ? 4 : 3, i % 2 == 1, { 2, 2, 2, 2 }, 0.2 + 0.1 * i, 0.2, i >= 2 ? 1.0 : 0.0,
+                 0.8, 5, false };
+    if (i == 3)
+      st.levels[1] = 5;
+    const int64_t n = pic.w * pic.h * st.planes;
+    uint8_t *want = xmalloc((size_t)n), *got = xmalloc((size_t)n);
+    ht_params p;
+    set_params(&st, &p, HT_VARIANT_PD_CPU);
+    CHECK(run_lib(ctx, &pic, &p, st.planes, want) == HT_OK, "pd: %s", ht_context_message(ctx));
+    for (int t = 1; t <= 8; t++) {
+      set_params(&st, &p, HT_VARIANT_PD_THREADS);
+      ht_context_set_threads(ctx, t);
+      ht_status s = run_lib(ctx, &pic, &p, st.planes, got);
+      CHECK(s == HT_OK && memcmp(want, got, (size_t)n) == 0, "pd-threads, %d threads, filter %s: %s", t,
+            st.filter.name, s == HT_OK ? "differs from pd" : ht_context_message(ctx));
+    }
+    free(want);
+    free(got);
+    free((void *)pic.in);
+  }
+}
+
+static void part_per_channel(ht_context *ctx)
+{
+  for (int i = 0; i < 6; i++) {
+    const int channels = i % 2 ? 4 : 3;
+    picture pic = make_picture(83, 47, channels, (uint64_t)i + 200);
+    setup st = { filter_of(i), channels, false, { 2, 3, 2, 16 }, 0, 0, 0, 1, (uint64_t)i, i == 5 };
+    const int64_t n = pic.w * pic.h * channels;
+    uint8_t *want = xmalloc((size_t)n), *got = xmalloc((size_t)n);
+    ht_params p;
+    set_params(&st, &p, HT_VARIANT_AUTO);
+    p.color = HT_COLOR_PER_CHANNEL;
+    ht_context_set_threads(ctx, 2);
+    CHECK(run_lib(ctx, &pic, &p, channels, want) == HT_OK, "per-channel: %s", ht_context_message(ctx));
+    const ht_variant vs[2] = { HT_VARIANT_PD_CPU, HT_VARIANT_PD_THREADS };
+    for (int vi = 0; vi < (st.serpentine ? 1 : 2); vi++) {
+      set_params(&st, &p, vs[vi]);
+      CHECK(run_lib(ctx, &pic, &p, channels, got) == HT_OK, "%s: %s", ht_variant_name(vs[vi]),
+            ht_context_message(ctx));
+      CHECK(memcmp(want, got, (size_t)n) == 0, "%s with weights 0 differs from per-channel (filter %s)",
+            ht_variant_name(vs[vi]), st.filter.name);
+    }
+    free(want);
+    free(got);
+    free((void *)pic.in);
+  }
+}
+
+static void part_randomize(ht_context *ctx)
+{
+  picture pic = make_picture(97, 53, 3, 300);
+  const int64_t n = pic.w * pic.h * 3;
+  uint8_t *a = xmalloc((size_t)n), *b = xmalloc((size_t)n), *c = xmalloc((size_t)n);
+  setup st = { filter_of(HT_FILTER_FLOYD_STEINBERG), 3, false, { 2, 2, 2, 2 }, 0.2, 0.2, 0, 1, 1, false };
+  ht_params p;
+  set_params(&st, &p, HT_VARIANT_PD_THREADS);
+  CHECK(run_lib(ctx, &pic, &p, 3, a) == HT_OK, "%s", ht_context_message(ctx));
+  p.seed = 123456789;
+  CHECK(run_lib(ctx, &pic, &p, 3, b) == HT_OK, "%s", ht_context_message(ctx));
+  CHECK(memcmp(a, b, (size_t)n) == 0, "amount 0 depends on the seed");
+  p.randomize = 1.0;
+  CHECK(run_lib(ctx, &pic, &p, 3, b) == HT_OK, "%s", ht_context_message(ctx));
+  CHECK(memcmp(a, b, (size_t)n) != 0, "amount 1 changes nothing");
+  p.seed = 987654321;
+  CHECK(run_lib(ctx, &pic, &p, 3, c) == HT_OK, "%s", ht_context_message(ctx));
+  CHECK(memcmp(b, c, (size_t)n) != 0, "amount 1 does not follow the seed");
+  p.randomize = 1.0 / 16384; /* rounds to Q12 0: no perturbation */
+  CHECK(run_lib(ctx, &pic, &p, 3, c) == HT_OK, "%s", ht_context_message(ctx));
+  CHECK(memcmp(a, c, (size_t)n) == 0, "an amount that rounds to 0 perturbs");
+  free(a);
+  free(b);
+  free(c);
+  free((void *)pic.in);
+}
+
+/* The paper's ramp (gray 0 .. 0.25, 512 x 32) and a brighter one. The
+ * feeds move error between the planes (the paper's Bias grows with the
+ * weights) but lose none: the planes' total stays within 0.5 % of full
+ * scale of the input's, as each plane's own mean does with weights 0. */
+static void part_mean(ht_context *ctx)
+{
+  const int64_t w = 512, h = 32;
+  uint16_t *in = xmalloc((size_t)(w * h * 3) * sizeof *in);
+  for (int ramp = 0; ramp < 2; ramp++) {
+    for (int64_t y = 0; y < h; y++)
+      for (int64_t x = 0; x < w; x++)
+        for (int c = 0; c < 3; c++)
+          in[(y * w + x) * 3 + c] = (uint16_t)((ramp ? 16384 : 0) + x * 16383 / (w - 1));
+    picture pic = { w, h, 3, in };
+    const double ws[] = { 0, 0.2, 0.5 };
+    for (int wi = 0; wi < 3; wi++)
+      for (int r = 0; r < 2; r++) {
+        setup st = { filter_of(HT_FILTER_FLOYD_STEINBERG), 3, false, { 2, 2, 2, 2 }, ws[wi], ws[wi], r, 1, 7, false };
+        ht_params p;
+        set_params(&st, &p, HT_VARIANT_PD_THREADS);
+        uint8_t *o = xmalloc((size_t)(w * h * 3));
+        CHECK(run_lib(ctx, &pic, &p, 3, o) == HT_OK, "%s", ht_context_message(ctx));
+        double in_mean = 0, total = 0;
+        for (int64_t i = 0; i < w * h; i++)
+          in_mean += in[i * 3] / 65535.0;
+        in_mean /= (double)(w * h);
+        for (int c = 0; c < 3; c++) {
+          double m = 0;
+          for (int64_t i = 0; i < w * h; i++)
+            m += o[c * w * h + i];
+          m /= (double)(w * h);
+          total += m;
+          CHECK(wi > 0 || fabs(m - in_mean) < 0.005, "ramp %d, weights %g, randomize %d: plane %d mean %.4f, input %.4f", ramp,
+                ws[wi], r, c, m, in_mean);
+        }
+        CHECK(fabs(total / 3 - in_mean) < 0.005, "ramp %d, weights %g, randomize %d: mean of the planes %.4f, input "
+              "%.4f", ramp, ws[wi], r, total / 3, in_mean);
+
+        free(o);
+      }
+  }
+  free(in);
+}
+
+static void part_golden(ht_context *ctx)
+{
+  /* made by running this code (HT_PRINT_GOLDEN=1 test-color golden prints them) */
+  static const uint64_t golden[4] = { 0x9319c3b147ec1ab4ULL, 0xb2afad0ff9256570ULL, 0xd0f2b342f5a3e03aULL,
+                                       0xb410cac209b03981ULL };
+  picture pic = make_picture(127, 71, 3, 400);
+  bool print = getenv("HT_PRINT_GOLDEN") != NULL;
+  for (int i = 0; i < 4; i++) {
+    setup st = { filter_of(i == 2 ? HT_FILTER_STUCKI : HT_FILTER_FLOYD_STEINBERG), i % 2 ? 4 : 3, i % 2 == 1,
+                 { 2, 2, 2, 2 }, 0.15 * i, 0.15 * i, i >= 2 ? 1.0 : 0.0, 0.7, 42, false };
+    if (i == 3)
+      st.levels[0] = st.levels[3] = 3;
+    const int64_t n = pic.w * pic.h * st.planes;
+    uint8_t *o = xmalloc((size_t)n);
+    ht_params p;
+    set_params(&st, &p, HT_VARIANT_PD_THREADS);
+    CHECK(run_lib(ctx, &pic, &p, st.planes, o) == HT_OK, "%s", ht_context_message(ctx));
+    uint64_t hsh = fnv(o, (size_t)n);
+    if (print)
+      printf("  0x%016llxULL,\n", (unsigned long long)hsh);
+    else
+      CHECK(hsh == golden[i], "golden %d: 0x%016llx, want 0x%016llx", i, (unsigned long long)hsh,
+            (unsigned long long)golden[i]);
+    free(o);
+  }
+  free((void *)pic.in);
+}
+
+static void expect(ht_context *ctx, const ht_params *p, int channels, int out_channels, ht_status want,
+                   const char *words)
+{
+  uint16_t in[4 * 4 * 4] = { 0 };
+  uint16_t out[4 * 4 * 5];
+  ht_image i = { 4, 4, (size_t)(4 * channels) * 2, channels, HT_FORMAT_U16, in };
+  ht_image o = { 4, 4, (size_t)(4 * out_channels) * 2, out_channels, HT_FORMAT_U16, out };
+  ht_status s = ht_run(ctx, &i, &o, p);
+  CHECK(s == want, "got %s (%s), want %s", ht_status_string(s), ht_context_message(ctx), ht_status_string(want));
+  CHECK(strstr(ht_context_message(ctx), words) != NULL, "message '%s' does not say '%s'", ht_context_message(ctx),
+        words);
+}
+
+static void part_errors(ht_context *ctx)
+{
+  ht_params p;
+  ht_params_init(&p);
+  p.color = HT_COLOR_PLANE_DEPENDENT;
+  p.plane_weights.forward[0] = 1.5;
+  expect(ctx, &p, 3, 3, HT_ERR_INVALID_ARGUMENT, "must be 0..1");
+  p.plane_weights.forward[0] = NAN;
+  expect(ctx, &p, 3, 3, HT_ERR_INVALID_ARGUMENT, "must be 0..1");
+  p.plane_weights.forward[0] = 0.6;
+  p.plane_weights.backward[0] = 0.6;
+  expect(ctx, &p, 3, 3, HT_ERR_INVALID_ARGUMENT, "more than 1");
+  ht_params_init(&p);
+  p.color = HT_COLOR_PLANE_DEPENDENT;
+  p.randomize = -0.1;
+  expect(ctx, &p, 3, 3, HT_ERR_INVALID_ARGUMENT, "randomize");
+  p.randomize = 0;
+  p.black = 2;
+  expect(ctx, &p, 3, 3, HT_ERR_INVALID_ARGUMENT, "black");
+  ht_params_init(&p);
+  p.color = HT_COLOR_PER_CHANNEL;
+  p.plane_weights.forward[1] = 0.2;
+  expect(ctx, &p, 3, 3, HT_ERR_UNSUPPORTED, "plane-dependent or cmyk");
+  p.plane_weights.forward[1] = 0;
+  p.randomize = 0.5;
+  expect(ctx, &p, 3, 3, HT_ERR_UNSUPPORTED, "plane-dependent or cmyk");
+  ht_params_init(&p);
+  p.color = HT_COLOR_CMYK;
+  expect(ctx, &p, 1, 4, HT_ERR_INVALID_ARGUMENT, "separates RGB");
+  expect(ctx, &p, 3, 3, HT_ERR_INVALID_ARGUMENT, "needs 4 channel");
+  p.method = HT_METHOD_DBS;
+  expect(ctx, &p, 3, 4, HT_ERR_UNSUPPORTED, "per-channel");
+  ht_params_init(&p);
+  p.color = HT_COLOR_PLANE_DEPENDENT;
+  p.scan = HT_SCAN_SERPENTINE;
+  p.variant = HT_VARIANT_PD_THREADS;
+  expect(ctx, &p, 3, 3, HT_ERR_UNSUPPORTED, "serpentine");
+  p.variant = HT_VARIANT_ED;
+  p.scan = HT_SCAN_RASTER;
+  expect(ctx, &p, 3, 3, HT_ERR_UNSUPPORTED, "another method");
+  ht_params_init(&p);
+  p.method = HT_METHOD_PLANE_DEPENDENT;
+  expect(ctx, &p, 3, 1, HT_ERR_INVALID_ARGUMENT, "needs colour mode");
+  /* a band is refused */
+  ht_params_init(&p);
+  p.color = HT_COLOR_PLANE_DEPENDENT;
+  uint16_t in[12] = { 0 }, out[12];
+  ht_image i = { 2, 2, 12, 3, HT_FORMAT_U16, in }, o = { 2, 2, 12, 3, HT_FORMAT_U16, out };
+  ht_band band = { 0, NULL, NULL };
+  CHECK(ht_run_band(ctx, &i, &o, &p, &band) == HT_ERR_UNSUPPORTED, "a band ran: %s", ht_context_message(ctx));
+  /* the lists name the modes */
+  CHECK(ht_choice_by_name(HT_LIST_COLOR_MODES, "plane-dependent") != NULL, "no plane-dependent in the list");
+  CHECK(ht_choice_by_name(HT_LIST_COLOR_MODES, "cmyk") != NULL, "no cmyk in the list");
+}
+
+int main(int argc, char **argv)
+{
+  const char *part = argc > 1 ? argv[1] : "reference";
+  ht_context *ctx = ht_context_new();
+  if (!ctx)
+    return 99;
+  if (!strcmp(part, "reference"))
+    part_reference(ctx);
+  else if (!strcmp(part, "threads"))
+    part_threads(ctx);
+  else if (!strcmp(part, "per-channel"))
+    part_per_channel(ctx);
+  else if (!strcmp(part, "randomize"))
+    part_randomize(ctx);
+  else if (!strcmp(part, "mean"))
+    part_mean(ctx);
+  else if (!strcmp(part, "golden"))
+    part_golden(ctx);
+  else if (!strcmp(part, "errors"))
+    part_errors(ctx);
+  else {
+    fprintf(stderr, "test-color: unknown part '%s'\n", part);
+    return 99;
+  }
+  ht_context_free(ctx);
+  return test_finish(part);
+}
