@@ -1,0 +1,342 @@
+/* Where output files go, for the halftone tools: the destination claimed
+ * before the work, the temporary file, the rename, and the signals that
+ * remove it; see imageio.h. */
+#include "imageio_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ signals
+ *
+ * The handler may run in any thread at any moment, so it uses only what
+ * is async-signal-safe: atomics, unlink(), write(), raise(). The open
+ * destination's state says what it may do:
+ *   IDLE        no temporary file: say so and end;
+ *   CREATING,   the temporary file is being made or renamed: whether it
+ *   COMMITTING  exists is not known, so the signal is kept in `pending`
+ *               and acted on by the code that finishes the step;
+ *   TEMP        remove the temporary file, say so and end;
+ *   DONE        the output is in place and the run has succeeded: the
+ *               signal is dropped (the process ends at once anyway). */
+enum { SIG_IDLE, SIG_CREATING, SIG_TEMP, SIG_COMMITTING, SIG_DONE };
+static _Atomic int sig_state = SIG_IDLE;
+static _Atomic int sig_pending = 0;
+static char sig_prog[64] = "halftone";
+static char sig_tmp[PATH_MAX + 64]; /* the temporary file's name   */
+static char sig_out[PATH_MAX];      /* OUTPUT as the user gave it  */
+
+static size_t append(char *buf, size_t len, size_t size, const char *s)
+{
+  while (*s && len + 1 < size)
+    buf[len++] = *s++;
+  buf[len] = '\0';
+  return len;
+}
+
+static _Noreturn void sig_die(int sig, bool temp)
+{
+  if (temp)
+    unlink(sig_tmp);
+  const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+  char line[PATH_MAX + 256];
+  size_t len = 0;
+  len = append(line, len, sizeof line, sig_prog);
+  len = append(line, len, sizeof line, ": interrupted by ");
+  len = append(line, len, sizeof line, name);
+  if (sig_out[0]) {
+    len = append(line, len, sizeof line, ": ");
+    len = append(line, len, sizeof line, sig_out);
+    len = append(line, len, sizeof line, temp ? " not written (its temporary file removed)" : " not written");
+  } else {
+    len = append(line, len, sizeof line, ": no output written");
+  }
+  len = append(line, len, sizeof line, "\n");
+  ssize_t w = write(STDERR_FILENO, line, len);
+  (void)w;
+  /* end by the signal itself, so the parent sees what happened */
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+static void on_signal(int sig)
+{
+  int state = atomic_load(&sig_state);
+  if (state == SIG_CREATING || state == SIG_COMMITTING) {
+    atomic_store(&sig_pending, sig);
+    return;
+  }
+  if (state == SIG_DONE)
+    return;
+  sig_die(sig, state == SIG_TEMP);
+}
+
+/* Moves to `state` and acts on a signal that waited for the step. */
+static void sig_enter(int state)
+{
+  atomic_store(&sig_state, state);
+  int sig = atomic_exchange(&sig_pending, 0);
+  if (sig && state != SIG_DONE)
+    sig_die(sig, state == SIG_TEMP);
+}
+
+void hti_signals(const char *prog)
+{
+  snprintf(sig_prog, sizeof sig_prog, "%s", prog);
+  static const int ends[] = { SIGINT, SIGTERM, SIGHUP };
+  for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+    struct sigaction old, sa;
+    /* a signal ignored by whoever started us (nohup, a background job)
+     * stays ignored */
+    if (sigaction(ends[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(ends[i], &sa, NULL);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN);
+}
+
+void hti_std_fds(void)
+{
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int nul = open("/dev/null", O_RDWR);
+      if (nul >= 0 && nul != fd) /* lowest free: fd itself, unless /dev/null is missing */
+        close(nul);
+    }
+}
+
+/* The file a symbolic link finally points to (chains followed, the
+ * target need not exist yet), malloc'ed; a copy of `path` when it is no
+ * link. NULL with errno set on failure (ELOOP for a cycle). */
+static char *link_target(const char *path)
+{
+  char *p = strdup(path);
+  for (int hops = 0; p; hops++) {
+    struct stat st;
+    if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+      return p;
+    if (hops == 40) {
+      free(p);
+      errno = ELOOP;
+      return NULL;
+    }
+    char target[PATH_MAX];
+    ssize_t len = readlink(p, target, sizeof target - 1);
+    if (len < 0) {
+      free(p);
+      return NULL;
+    }
+    target[len] = '\0';
+    const char *slash = strrchr(p, '/');
+    size_t dirlen = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1;
+    char *next = malloc(dirlen + (size_t)len + 1);
+    if (next) {
+      memcpy(next, p, dirlen);
+      memcpy(next + dirlen, target, (size_t)len + 1);
+    }
+    free(p);
+    p = next;
+  }
+  return NULL;
+}
+
+bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool force, char *err, size_t n)
+{
+  memset(d, 0, sizeof *d);
+  d->fd = -1;
+  if (hti_is_null_device(output)) {
+    d->discard = true;
+    return true;
+  }
+  size_t olen = strlen(output);
+  if (olen == 0)
+    return hti_fail(err, n, "empty file name");
+  if (output[olen - 1] == '/')
+    return hti_fail(err, n, "names a folder, not a file");
+  char *path = link_target(output);
+  if (!path)
+    return hti_fail(err, n, "cannot follow the symbolic link: %s", strerror(errno));
+  struct stat st, in;
+  bool exists = stat(path, &st) == 0;
+  const char *why = NULL;
+  if (exists && S_ISDIR(st.st_mode))
+    why = "is a folder";
+  /* The file is replaced by rename(): that would swap a device or a pipe
+   * (e.g. /dev/stdout) for a plain file, so refuse those. */
+  else if (exists && !S_ISREG(st.st_mode))
+    why = "exists and is not a regular file; halftone writes regular files only";
+  /* The same file under any name (another path, a hard or symbolic link):
+   * device and inode, not names, tell. */
+  else if (exists && input && stat(input, &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+    why = "is the input file; writing it would destroy the input (choose another output name)";
+  /* Read-only: no write permission bit, or none for us (a file of another
+   * user); root's access() ignores the bits, so they are looked at too. A
+   * read-only file system is the folder's problem, said by mkstemp below. */
+  else if (exists && !force && ((st.st_mode & 0222) == 0 || (access(path, W_OK) != 0 && errno != EROFS)))
+    why = "is read-only (no write permission); use --force to replace it";
+  if (why) {
+    free(path);
+    return hti_fail(err, n, "%s", why);
+  }
+
+  /* The temporary file lives beside the destination so that rename() is
+   * atomic (same file system). Its name is ".NAME.tmp-XXXXXX", with NAME
+   * shortened where the folder's name limit needs it, so a name close to
+   * that limit still works; the destination's own name is checked here,
+   * before the work, not by the rename after it. */
+  const char *slash = strrchr(path, '/');
+  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+  const char *base = slash ? slash + 1 : path;
+  char *dir = dirlen ? strndup(path, dirlen) : strdup(".");
+  if (!dir) {
+    free(path);
+    return hti_fail(err, n, "out of memory");
+  }
+  errno = 0;
+  long name_max = pathconf(dir, _PC_NAME_MAX);
+  if (name_max < 0 && errno != 0) {
+    int e = errno;
+    bool r = hti_fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
+    free(dir);
+    free(path);
+    return r;
+  }
+  size_t blen = strlen(base), keep = blen;
+  if (name_max > 0 && blen > (size_t)name_max) {
+    bool r = hti_fail(err, n, "cannot create a file in %s: %s (the name has %zu bytes, at most %ld fit)", dir,
+                  strerror(ENAMETOOLONG), blen, name_max);
+    free(dir);
+    free(path);
+    return r;
+  }
+  static const char suffix[] = ".tmp-XXXXXX";
+  if (name_max > 0 && 1 + keep + sizeof suffix - 1 > (size_t)name_max)
+    keep = (size_t)name_max - sizeof suffix;
+  size_t tl = dirlen + 1 + keep + sizeof suffix;
+  char *tmp = malloc(tl);
+  if (!tmp) {
+    free(dir);
+    free(path);
+    return hti_fail(err, n, "out of memory");
+  }
+  snprintf(tmp, tl, "%.*s.%.*s%s", (int)dirlen, path, (int)keep, base, suffix);
+  if (tl > sizeof sig_tmp) { /* a name longer than PATH_MAX: no file can be made there */
+    free(tmp);
+    free(dir);
+    free(path);
+    return hti_fail(err, n, "cannot create a file there: %s", strerror(ENAMETOOLONG));
+  }
+  snprintf(sig_out, sizeof sig_out, "%s", output);
+  atomic_store(&sig_state, SIG_CREATING);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd >= 0)
+    memcpy(sig_tmp, tmp, tl);
+  sig_enter(fd >= 0 ? SIG_TEMP : SIG_IDLE);
+  if (fd < 0) {
+    int e = errno;
+    bool r = hti_fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
+    free(tmp);
+    free(dir);
+    free(path);
+    return r;
+  }
+  free(dir);
+  /* mkstemp makes the file 0600: give it the mode of the file it replaces
+   * (and its owner and group where we may), else what a plain creat()
+   * would; a private 0600 file stays private. */
+  mode_t mode;
+  if (exists) {
+    if ((st.st_uid != geteuid() || st.st_gid != getegid()) && fchown(fd, st.st_uid, st.st_gid) != 0 &&
+        fchown(fd, (uid_t)-1, st.st_gid) != 0) {
+      /* not permitted: the file becomes ours, with its mode */
+    }
+    mode = st.st_mode & 07777;
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (fchmod(fd, mode) != 0) {
+    int e = errno;
+    close(fd);
+    unlink(tmp);
+    atomic_store(&sig_state, SIG_IDLE);
+    free(tmp);
+    free(path);
+    return hti_fail(err, n, "cannot set the mode of the new file: %s", strerror(e));
+  }
+  d->path = path;
+  d->tmp = tmp;
+  d->fd = fd;
+  return true;
+}
+
+bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
+{
+  if (d->discard || o->kind == HTI_NULL)
+    return true;
+  if (d->fd < 0 || !d->tmp)
+    return hti_fail(err, n, "the output file was not opened");
+  bool ok;
+#if HT_HAVE_PNG
+  if (o->kind == HTI_PNG)
+    ok = hti_write_png(o, d->fd, err, n);
+  else
+#endif
+    ok = hti_write_all(d->fd, o->file, o->file_len, err, n);
+  /* On the disk before the rename: a crash then leaves the old file or
+   * the new one, never an empty or partial one under the name. */
+  if (ok && fsync(d->fd) != 0)
+    ok = hti_fail(err, n, "cannot write: %s", strerror(errno));
+  int fd = d->fd;
+  d->fd = -1;
+  if (close(fd) != 0 && ok)
+    ok = hti_fail(err, n, "cannot write: %s", strerror(errno));
+  if (!ok)
+    return false;
+  atomic_store(&sig_state, SIG_COMMITTING);
+  if (rename(d->tmp, d->path) != 0) {
+    int e = errno;
+    sig_enter(SIG_TEMP);
+    return hti_fail(err, n, "cannot replace the file: %s", strerror(e));
+  }
+  sig_enter(SIG_DONE);
+  free(d->tmp);
+  d->tmp = NULL;
+  return true;
+}
+
+void hti_dest_close(hti_dest *d)
+{
+  if (!d)
+    return;
+  if (d->fd >= 0)
+    close(d->fd);
+  if (d->tmp) {
+    /* removed first: a signal in between removes it once more, harmlessly */
+    unlink(d->tmp);
+    atomic_store(&sig_state, SIG_IDLE);
+  }
+  free(d->tmp);
+  free(d->path);
+  memset(d, 0, sizeof *d);
+  d->fd = -1;
+}

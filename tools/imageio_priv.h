@@ -1,0 +1,94 @@
+/* What the parts of tools/imageio (one file a format) share; private to
+ * them, not for the tools. */
+#ifndef HT_IMAGEIO_PRIV_H
+#define HT_IMAGEIO_PRIV_H
+
+#include "imageio.h"
+
+#include "ht-config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Same bounds as libhalftone (HT_MAX_SIDE): larger images are refused
+ * here already, before any allocation is sized from the header. */
+#define HTI_MAX_SIDE ((int64_t)1 << 24)
+
+/* Writes the message into err (when there is room) and returns false. */
+bool hti_fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* a * b in size_t, false on overflow. */
+static inline bool hti_mul_size(size_t a, size_t b, size_t *r)
+{
+  if (a && b > SIZE_MAX / a)
+    return false;
+  *r = a * b;
+  return true;
+}
+
+/* The bytes of memory a decoded image may take (see imageio.c). */
+uint64_t hti_memory_limit(void);
+/* Whether `bytes` for a w x h image fit that limit; else false with a
+ * "too large" message. */
+bool hti_fits_memory(uint64_t bytes, uint64_t w, uint64_t h, char *err, size_t n);
+
+static inline uint32_t hti_be32(const uint8_t *p)
+{
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline bool hti_little_endian(void)
+{
+  const uint16_t one = 1;
+  uint8_t first;
+  memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+/* ------------------------------------------------------------ signatures */
+
+static inline bool hti_pnm_signature(const uint8_t *p, size_t len)
+{
+  return len >= 2 && p[0] == 'P' && p[1] >= '1' && p[1] <= '7';
+}
+
+static inline bool hti_png_signature(const uint8_t *p, size_t len)
+{
+  static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+  return len >= 8 && memcmp(p, sig, 8) == 0;
+}
+
+/* --------------------------------------------------------------- netpbm */
+
+/* A netpbm header, as far as the bytes go. */
+typedef struct {
+  char kind;                 /* '1'..'7'                                     */
+  bool ascii, bits;          /* P2/P3 plain; P4 packed bits                  */
+  uint64_t w, h, maxval;
+  int channels;
+  bool alpha;
+  size_t data;               /* where the samples start                      */
+  size_t samples;            /* w * h * channels                             */
+} pnm_header;
+
+bool hti_pnm_parse_header(const uint8_t *data, size_t len, pnm_header *hd, char *err, size_t n);
+bool hti_decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
+
+/* ------------------------------------------------------------------ PNG */
+
+/* The bytes a PNG's pixels take in the file before compression; 0 when
+ * the header is not one to trust. */
+uint64_t hti_png_raw_bytes(uint64_t w, uint64_t h, int bit_depth, int color_type);
+bool hti_decode_png(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
+bool hti_write_png(const hti_out *o, int fd, char *err, size_t n);
+
+/* --------------------------------------------------------------- output */
+
+/* Whether `path` is the null device (where output goes to be discarded). */
+bool hti_is_null_device(const char *path);
+/* write() until done; false with the system's reason. */
+bool hti_write_all(int fd, const uint8_t *p, size_t len, char *err, size_t n);
+
+#endif
