@@ -12,10 +12,12 @@
 # test, so it is not pulled in (there 113 packages and 65 MB of download
 # more than the 258 packages and 196 MB needed). nvcc is not a Debian
 # package we pull in: where it is present (/usr/local/cuda/bin) the CUDA
-# module can be built too.
+# module can be built too. Open MPI (libopenmpi-dev, openmpi-bin) builds
+# halftone-mpi and runs its tests (suite mpi).
 set -euo pipefail
 required=(build-essential meson ninja-build pkg-config python3 libpng-dev
-          gegl libgegl-dev libbabl-dev gettext xvfb xauth netpbm)
+          gegl libgegl-dev libbabl-dev gettext xvfb xauth netpbm
+          libopenmpi-dev openmpi-bin)
 gimp2=(libgimp2.0-dev gimp) # all where the first is known, else none
 log=${HT_APT_LOG:-${TMPDIR:-/tmp}/gegl-halftone-apt.log}
 
