@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXIT_USAGE 2
 
@@ -40,12 +41,21 @@ static const char help_head[] =
   "\n"
   "INPUT   PGM or PPM (P5/P6 8- or 16-bit, P2/P3 plain, any maxval), PBM (P4),\n"
   "        PAM (P7: gray, RGB, with or without alpha),\n"
-  "        or PNG (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bit).\n"
-  "OUTPUT  the extension picks the format:\n"
+  "        PNG (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bit),\n"
+  "        TIFF (1/2/4/8/16-bit gray, RGB(A), CMYK(A), any compression, strips\n"
+  "        or tiles; the first page of several), or JPEG (gray, colour, CMYK).\n"
+  "        CMYK becomes RGB by R = (1-C)(1-K) etc., without colour management.\n"
+  "        - reads standard input (the format told by its first bytes).\n"
+  "OUTPUT  the extension (or --format) picks the format:\n"
   "          .pbm  packed 1-bit (2 levels, one plane)\n"
   "          .pgm  8-bit gray      .ppm  8-bit RGB (with --color per-channel)\n"
   "          .png  gray/RGB, alpha kept; 1-bit when black and white\n"
+  "          .tif  as .png; 1-bit with CCITT Group 4 compression, else Deflate\n"
+  "        - writes standard output (needs --format; refused on a terminal);\n"
+  "        what --metrics and --bench print then goes to stderr.\n"
   "        /dev/null: nothing is written (e.g. with --bench or --metrics)\n"
+  "        PNG and TIFF keep the input's resolution (dpi) and its ICC profile\n"
+  "        where the profile fits the output (gray or RGB).\n"
   "        An existing output keeps its mode; a symbolic link keeps pointing\n"
   "        to the file it names, which is replaced. The output cannot be the\n"
   "        input file (under any name).\n"
@@ -53,6 +63,13 @@ static const char help_head[] =
   "Options:\n";
 
 static const char help_tail[] =
+  "  --format NAME       pbm, pgm, ppm, png or tiff: the output's format, for\n"
+  "                      OUTPUT - or a name without its extension\n"
+  "  --dpi N             the resolution written into PNG and TIFF output, in\n"
+  "                      dots per inch (1..100000); default: the input's\n"
+  "  --compression NAME  TIFF output: g4 (CCITT Group 4, 1-bit only), deflate,\n"
+  "                      lzw or none; default g4 for black and white, else\n"
+  "                      deflate\n"
   "  --metrics           print the mean tone error and the HVS error (mean\n"
   "                      |G*input - G*output|, 7x7 Gaussian, sigma 1), both in\n"
   "                      0..255 units, to stdout\n"
@@ -70,6 +87,8 @@ static const char help_tail[] =
   "  halftone --levels 4,4,2 --color per-channel photo.png out.png\n"
   "  halftone --algorithm custom --coefficients \"- * 7; 3 5 1 / 16\" in.pgm out.pbm\n"
   "  halftone --metrics --bench 5 big.pgm out.pbm\n"
+  "  halftone --dpi 1200 photo.jpg plate.tif     (1-bit G4 TIFF at 1200 dpi)\n"
+  "  convert photo.jpg pgm:- | halftone - --format png - > out.png\n"
   "\n"
   "Alpha: PNG output keeps the input's alpha channel; PBM/PGM/PPM have none\n"
   "and drop it. Exit status: 0 done, 1 failed, 2 bad command line. On any\n"
@@ -222,6 +241,9 @@ typedef struct {
   int bench;
   bool force;
   bool quiet;
+  double dpi;        /* --dpi, 0: the input's                           */
+  int format;        /* --format: an hti_kind, or -1                     */
+  int compression;   /* --compression: an hti_compression, or -1         */
 } options;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -308,6 +330,7 @@ static const char *names_or(ht_list list)
 enum {
   OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_SERPENTINE, OPT_COLOR, OPT_BACKEND,
   OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_FORCE, OPT_QUIET, OPT_VERSION, OPT_HELP,
+  OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -328,6 +351,9 @@ static int parse_args(int argc, char **argv, options *o)
     { "quiet", no_argument, NULL, OPT_QUIET },
     { "version", no_argument, NULL, OPT_VERSION },
     { "help", no_argument, NULL, OPT_HELP },
+    { "dpi", required_argument, NULL, OPT_DPI },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "compression", required_argument, NULL, OPT_COMPRESSION },
     { NULL, 0, NULL, 0 },
   };
   memset(o, 0, sizeof *o);
@@ -336,6 +362,8 @@ static int parse_args(int argc, char **argv, options *o)
   o->color = HT_COLOR_LUMA;
   o->backend = HT_BACKEND_AUTO;
   o->variant = HT_VARIANT_AUTO;
+  o->format = -1;
+  o->compression = -1;
   opterr = 0; /* our own messages */
   int c, v;
   /* ":" first: a missing value comes back as ":" instead of "?". */
@@ -375,6 +403,21 @@ static int parse_args(int argc, char **argv, options *o)
       break;
     case OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
+    case OPT_DPI: {
+      int dpi;
+      if (!parse_int(arg, 1, 100000, &dpi))
+        return usage_error("--dpi must be a whole number of dots per inch 1..100000, not '%s'", arg);
+      o->dpi = dpi;
+      break;
+    }
+    case OPT_FORMAT:
+      if ((o->format = hti_kind_from_name(arg)) < 0)
+        return usage_error("--format must be pbm, pgm, ppm, png or tiff, not '%s'", arg);
+      break;
+    case OPT_COMPRESSION:
+      if ((o->compression = hti_compression_from_name(arg)) < 0)
+        return usage_error("--compression must be g4, deflate, lzw or none, not '%s'", arg);
+      break;
     case 'V':
     case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':
@@ -438,14 +481,14 @@ static uint8_t *result_plane(const ht_image *out, int plane)
 /* Notices wait until the end: a run that then fails prints its error
  * line alone. */
 typedef struct {
-  char text[2][512];
+  char text[6][512];
   int count;
 } notices;
 
 static void notice_add(notices *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void notice_add(notices *n, const char *fmt, ...)
 {
-  if (n->count >= 2)
+  if (n->count >= 6)
     return;
   va_list ap;
   va_start(ap, fmt);
@@ -535,13 +578,23 @@ int main(int argc, char **argv)
   rc = setup(&o, &params, &ctx, &notes);
   if (rc >= 0)
     return rc;
+  bool to_stdout = strcmp(o.output, "-") == 0;
   int kind = hti_kind_from_path(o.output);
+  if (kind != HTI_NULL && o.format >= 0)
+    kind = o.format;
+  if (kind < 0 && to_stdout)
+    return quit(ctx, usage_error("OUTPUT - (standard output) needs --format pbm, pgm, ppm, png or tiff"));
   if (kind < 0)
-    return quit(ctx, usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm or .png "
-                                 "(or be /dev/null)",
+    return quit(ctx, usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm, .png, .tif "
+                                 "or .tiff (or be /dev/null), or give --format",
                                  o.output));
   /* the null device takes whatever PNG would (nothing is written) */
-  bool png_like = kind == HTI_PNG || kind == HTI_NULL;
+  bool png_like = kind == HTI_PNG || kind == HTI_TIFF || kind == HTI_NULL;
+  if (o.compression >= 0 && kind != HTI_TIFF && kind != HTI_NULL)
+    return quit(ctx, usage_error("--compression is for TIFF output, and %s is %s", o.output,
+                                 hti_kind_name((hti_kind)kind)));
+  if (kind == HTI_TIFF && !hti_have_tiff())
+    return quit(ctx, usage_error("%s: this build has no TIFF support (libtiff was not found)", o.output));
   if (kind == HTI_PBM && o.nplane_levels > 0)
     return quit(ctx, usage_error("%s: PBM holds one plane; per-plane --levels need .ppm or .png", o.output));
   if (kind == HTI_PBM && o.levels != 2)
@@ -556,13 +609,34 @@ int main(int argc, char **argv)
     say("%s: %s", o.output, err);
     return quit(ctx, 1);
   }
+  /* the image goes to standard output on a descriptor of its own; what
+   * the run prints goes to stderr, not into the image */
+  if (dest.to_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    say("cannot redirect the printed output to stderr: %s", strerror(errno));
+    hti_dest_close(&dest);
+    return quit(ctx, 1);
+  }
 
   /* --- input */
   hti_image im;
   if (!hti_read(o.input, &im, err, sizeof err)) {
-    say("%s: %s", o.input, err);
+    say("%s: %s", strcmp(o.input, "-") == 0 ? "standard input" : o.input, err);
     hti_dest_close(&dest);
     return quit(ctx, 1);
+  }
+  const char *in_name = strcmp(o.input, "-") == 0 ? "standard input" : o.input;
+  if (im.pages > 1)
+    notice_add(&notes, "%s: a TIFF of %d pages; the first is halftoned", in_name, im.pages);
+  if (im.note)
+    notice_add(&notes, "%s: %s", in_name, im.note);
+  if (im.cmyk) {
+    if (!hti_cmyk_to_rgb(&im, err, sizeof err)) {
+      say("%s: %s", in_name, err);
+      hti_release(&im);
+      hti_dest_close(&dest);
+      return quit(ctx, 1);
+    }
+    notice_add(&notes, "%s: CMYK converted to RGB by R = (1-C)(1-K) etc. (no colour management)", in_name);
   }
   int colors = im.channels - (im.has_alpha ? 1 : 0);
   bool per_channel = o.color == HT_COLOR_PER_CHANNEL && colors >= 3;
@@ -600,12 +674,43 @@ int main(int argc, char **argv)
     notice_add(&notes, "%s: %s has no alpha channel; the input's alpha is dropped", o.output,
                hti_kind_name((hti_kind)kind));
 
+  if (kind == HTI_TIFF && o.compression == HTI_COMPRESS_G4 && !(depth == 1 && file_channels == 1)) {
+    hti_release(&im);
+    hti_dest_close(&dest);
+    return quit(ctx, usage_error("%s: --compression g4 holds 1-bit gray only (2 levels, one plane, no alpha)",
+                                 o.output));
+  }
+
   hti_out out;
   if (!hti_out_init(&out, (hti_kind)kind, im.width, im.height, file_channels, depth, err, sizeof err)) {
     say("%s: %s", o.output, err);
     hti_release(&im);
     hti_dest_close(&dest);
     return quit(ctx, 1);
+  }
+  /* resolution and ICC profile, where the output holds them */
+  bool holds_meta = kind == HTI_PNG || kind == HTI_TIFF;
+  out.xdpi = o.dpi > 0 ? o.dpi : im.xdpi;
+  out.ydpi = o.dpi > 0 ? o.dpi : im.ydpi;
+  out.compression = o.compression >= 0 ? (hti_compression)o.compression : HTI_COMPRESS_AUTO;
+  if (o.dpi > 0 && !holds_meta && kind != HTI_NULL)
+    notice_add(&notes, "%s: %s has no place for a resolution; --dpi is not kept (write .png or .tif)", o.output,
+               hti_kind_name((hti_kind)kind));
+  char icc_space[16] = "", icc_desc[128] = "", icc_fate[160] = "";
+  if (im.icc && hti_icc_info(im.icc, im.icc_len, icc_space, sizeof icc_space, icc_desc, sizeof icc_desc)) {
+    const char *want = planes == 1 ? "GRAY" : "RGB";
+    if (holds_meta && strcmp(icc_space, want) == 0) {
+      out.icc = im.icc;
+      out.icc_len = im.icc_len;
+      snprintf(icc_fate, sizeof icc_fate, "kept");
+    } else if (holds_meta) {
+      snprintf(icc_fate, sizeof icc_fate, "not kept: it describes %s and the output is %s", icc_space,
+               planes == 1 ? "gray" : "RGB");
+      notice_add(&notes, "%s: the input's ICC profile (%s%s%s) is %s", o.output, icc_desc[0] ? icc_desc : icc_space,
+                 icc_desc[0] ? ", " : "", icc_desc[0] ? icc_space : "", icc_fate);
+    } else {
+      snprintf(icc_fate, sizeof icc_fate, "not kept: %s has no place for it", hti_kind_name((hti_kind)kind));
+    }
   }
 
   /* The library copies alpha through when params.alpha is set and the
@@ -700,6 +805,11 @@ int main(int argc, char **argv)
       hvs += m.hvs_error;
     }
     printf("mean tone error: %.4f\nHVS error: %.4f\n", tone / planes, hvs / planes);
+    if (icc_fate[0])
+      printf("input ICC profile: %s (%s, %zu bytes), %s\n", icc_desc[0] ? icc_desc : "no description", icc_space,
+             im.icc_len, icc_fate);
+    if (im.xdpi > 0)
+      printf("input resolution: %g x %g dpi\n", im.xdpi, im.ydpi);
   }
 
   /* --- output: stdout first, since a run that fails writes no file */

@@ -35,6 +35,7 @@ void hti_release(hti_image *img)
   if (img->map)
     munmap(img->map, img->map_len);
   free(img->buf);
+  free(img->icc);
   memset(img, 0, sizeof *img);
 }
 
@@ -117,7 +118,119 @@ static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t 
   return true;
 }
 
-static const char unknown_signature[] = "not a PGM, PPM, PBM, PAM or PNG file (unknown signature)";
+static const char unknown_signature[] = "not a PGM, PPM, PBM, PAM, PNG, TIFF or JPEG file (unknown signature)";
+
+/* Bytes of a stream's TIFF or JPEG beyond the raw size of the image
+ * (ICC profiles, Exif, previews) */
+#define EXTRA_BYTES ((uint64_t)16 << 20)
+
+/* A TIFF has no end marker, and its directory may come after the data,
+ * so it is read to its end; the first directory's image size bounds how
+ * far: the raw samples, a quarter more (codecs that expand noise a
+ * little), and EXTRA_BYTES. */
+static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
+{
+  bool ok = stream_fill(s, 16, limit, err, n);
+  if (!ok || s->used < 8)
+    return ok; /* truncated: the decoder says so */
+  bool le = s->buf[0] == 'I';
+  uint64_t bound = EXTRA_BYTES;
+  if (s->buf[le ? 2 : 3] == 42) { /* classic TIFF: the first directory's entries */
+    const uint8_t *b;
+#define U16(p) (le ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 : (uint32_t)(p)[0] << 8 | (p)[1])
+#define U32(p) (le ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 | (uint32_t)(p)[2] << 16 | (uint32_t)(p)[3] << 24 \
+                   : hti_be32(p))
+    uint64_t ifd = U32(s->buf + 4);
+    if (ifd < EXTRA_BYTES && (ok = stream_fill(s, (size_t)ifd + 2, limit, err, n)) && s->used >= ifd + 2) {
+      uint32_t count = U16(s->buf + ifd);
+      ok = stream_fill(s, (size_t)(ifd + 2 + 12 * (uint64_t)count), limit, err, n);
+      uint64_t w = 0, h = 0, spp = 1, bps = 1;
+      for (uint32_t i = 0; ok && i < count && ifd + 2 + 12 * (uint64_t)(i + 1) <= s->used; i++) {
+        b = s->buf + ifd + 2 + 12 * (uint64_t)i;
+        uint32_t tag = U16(b), type = U16(b + 2);
+        uint64_t v = type == 3 ? U16(b + 8) : U32(b + 8);
+        if (tag == 256)
+          w = v;
+        else if (tag == 257)
+          h = v;
+        else if (tag == 277)
+          spp = v;
+        else if (tag == 258 && type == 3)
+          bps = U32(b + 4) <= 2 ? v : 16; /* one value a sample, stored elsewhere: at most 16 */
+      }
+#undef U16
+#undef U32
+      if (w && h && w <= (uint64_t)HTI_MAX_SIDE && h <= (uint64_t)HTI_MAX_SIDE && spp <= 16 && bps <= 64) {
+        uint64_t raw = h * ((w * spp * bps + 7) / 8);
+        bound += raw + raw / 4;
+      }
+    }
+  } else {
+    bound = limit; /* BigTIFF: up to the limit */
+  }
+  if (ok)
+    ok = stream_fill(s, bound < limit ? (size_t)bound + 1 : limit, limit, err, n);
+  if (ok && !s->eof && s->used > bound)
+    ok = hti_fail(err, n, "a TIFF read from a stream goes on for more than %llu bytes (its image's size "
+                          "and 16 MiB)", (unsigned long long)bound);
+  return ok;
+}
+
+/* A JPEG, marker by marker to its end (EOI), within a bound of the raw
+ * size its frame header declares and EXTRA_BYTES. */
+static bool stream_jpeg(stream *s, size_t limit, char *err, size_t n)
+{
+  uint64_t bound = EXTRA_BYTES;
+  size_t pos = 2;
+  bool ok = true;
+  for (;;) {
+    if (!(ok = stream_fill(s, pos + 4, limit, err, n)) || s->used < pos + 2)
+      return ok; /* truncated: the decoder says so */
+    if (pos > bound)
+      return hti_fail(err, n, "a JPEG read from a stream goes on for more than %llu bytes without its end",
+                      (unsigned long long)bound);
+    if (s->buf[pos] != 0xFF)
+      return ok; /* not a marker: the decoder says what is wrong */
+    uint8_t m = s->buf[pos + 1];
+    if (m == 0xFF) { /* fill byte */
+      pos++;
+      continue;
+    }
+    if (m == 0xD9) /* EOI */
+      return stream_fill(s, pos + 2, limit, err, n);
+    if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* no length */
+      pos += 2;
+      continue;
+    }
+    if (s->used < pos + 4)
+      return ok;
+    size_t seg = (size_t)s->buf[pos + 2] << 8 | s->buf[pos + 3];
+    if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) { /* a frame header */
+      if (!(ok = stream_fill(s, pos + 10, limit, err, n)) || s->used < pos + 10)
+        return ok;
+      uint64_t h = (uint64_t)s->buf[pos + 5] << 8 | s->buf[pos + 6], w = (uint64_t)s->buf[pos + 7] << 8 | s->buf[pos + 8];
+      uint64_t raw = w * h * s->buf[pos + 9];
+      bound = EXTRA_BYTES + 2 * raw; /* quality 100 on noise stays well below twice the raw size */
+    }
+    pos += 2 + seg;
+    if (m == 0xDA) { /* start of scan: entropy-coded data up to the next marker */
+      for (;;) {
+        if (!(ok = stream_fill(s, pos + 2, limit, err, n)) || s->used < pos + 2)
+          return ok;
+        if (pos > bound)
+          break; /* said above */
+        if (s->buf[pos] == 0xFF && s->buf[pos + 1] != 0x00 && !(s->buf[pos + 1] >= 0xD0 && s->buf[pos + 1] <= 0xD7))
+          break;
+        if (s->used > pos + 2) { /* scan what is buffered without a call a byte */
+          const uint8_t *f = memchr(s->buf + pos + 1, 0xFF, s->used - pos - 2);
+          pos = f ? (size_t)(f - s->buf) : s->used - 1;
+        } else {
+          pos++;
+        }
+      }
+    }
+  }
+}
 
 /* Reads a stream as far as its format says it goes, so that an endless
  * one (/dev/zero, `yes |`, a stuck producer) is refused or cut off rather
@@ -185,6 +298,10 @@ static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *le
       }
       pos = (size_t)next;
     }
+  } else if (ok && hti_tiff_signature(s.buf, s.used)) {
+    ok = stream_tiff(&s, limit, err, n);
+  } else if (ok && hti_jpeg_signature(s.buf, s.used)) {
+    ok = stream_jpeg(&s, limit, err, n);
   } else if (ok) {
     ok = hti_fail(err, n, "%s", unknown_signature);
   }
@@ -204,7 +321,9 @@ static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *le
 static bool load_file(const char *path, hti_image *img, const uint8_t **data, size_t *len,
                       char *err, size_t n)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* "-": standard input, on a descriptor of our own (closed below) */
+  bool std_in = strcmp(path, "-") == 0;
+  int fd = std_in ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return hti_fail(err, n, "cannot open: %s", strerror(errno));
   struct stat st;
@@ -218,7 +337,9 @@ static bool load_file(const char *path, hti_image *img, const uint8_t **data, si
     return hti_fail(err, n, "is a folder, not an image file");
   }
   size_t limit = SIZE_MAX;
-  if (S_ISREG(st.st_mode)) {
+  /* standard input from a file that is read already part way: a stream
+   * from where it stands */
+  if (S_ISREG(st.st_mode) && (!std_in || lseek(fd, 0, SEEK_CUR) == 0)) {
     if (st.st_size == 0) {
       close(fd);
       return hti_fail(err, n, "empty file");
@@ -255,6 +376,18 @@ bool hti_read(const char *path, hti_image *img, char *err, size_t n)
 #else
     ok = hti_fail(err, n, "is a PNG file, and this build has no PNG support (libpng was not found)");
 #endif
+  } else if (hti_tiff_signature(data, len)) {
+#if HT_HAVE_TIFF
+    ok = hti_decode_tiff(data, len, img, err, n);
+#else
+    ok = hti_fail(err, n, "is a TIFF file, and this build has no TIFF support (libtiff was not found)");
+#endif
+  } else if (hti_jpeg_signature(data, len)) {
+#if HT_HAVE_JPEG
+    ok = hti_decode_jpeg(data, len, img, err, n);
+#else
+    ok = hti_fail(err, n, "is a JPEG file, and this build has no JPEG support (libjpeg was not found)");
+#endif
   } else {
     ok = hti_fail(err, n, "%s", unknown_signature);
   }
@@ -267,7 +400,103 @@ bool hti_read(const char *path, hti_image *img, char *err, size_t n)
   }
   if (!ok)
     hti_release(img);
+  else if (img->pages == 0)
+    img->pages = 1;
   return ok;
+}
+
+bool hti_cmyk_to_rgb(hti_image *img, char *err, size_t n)
+{
+  if (!img->cmyk)
+    return true;
+  size_t w = (size_t)img->width, bps = img->depth == 16 ? 2 : 1, stride = w * 3 * bps;
+  uint8_t *out = malloc(stride * (size_t)img->height);
+  if (!out)
+    return hti_fail(err, n, "out of memory converting CMYK to RGB");
+  uint64_t max = img->depth == 16 ? 65535 : 255;
+  for (int64_t y = 0; y < img->height; y++) {
+    const uint8_t *row = img->pixels + (size_t)y * img->stride;
+    uint8_t *d = out + (size_t)y * stride;
+    for (size_t x = 0; x < w; x++) {
+      uint64_t v[4];
+      for (int c = 0; c < 4; c++) {
+        if (bps == 2) {
+          uint16_t u;
+          memcpy(&u, row + 2 * (4 * x + (size_t)c), 2);
+          v[c] = u;
+        } else {
+          v[c] = row[4 * x + (size_t)c];
+        }
+      }
+      for (int c = 0; c < 3; c++) { /* (max - C)(max - K) / max, rounded */
+        uint64_t r = ((max - v[c]) * (max - v[3]) + max / 2) / max;
+        if (bps == 2) {
+          uint16_t u = (uint16_t)r;
+          memcpy(d + 2 * (3 * x + (size_t)c), &u, 2);
+        } else {
+          d[3 * x + (size_t)c] = (uint8_t)r;
+        }
+      }
+    }
+  }
+  if (img->map) {
+    munmap(img->map, img->map_len);
+    img->map = NULL;
+    img->map_len = 0;
+  }
+  free(img->buf);
+  img->buf = out;
+  img->pixels = out;
+  img->stride = stride;
+  img->channels = 3;
+  img->cmyk = false;
+  return true;
+}
+
+bool hti_icc_info(const uint8_t *icc, size_t len, char *space, size_t space_size, char *desc, size_t desc_size)
+{
+  if (desc_size)
+    desc[0] = '\0';
+  if (!icc || len < 132 || memcmp(icc + 36, "acsp", 4) != 0)
+    return false;
+  /* the colour space signature: four characters, trailing blanks cut */
+  int k = 4;
+  while (k > 0 && icc[16 + k - 1] == ' ')
+    k--;
+  snprintf(space, space_size, "%.*s", k, (const char *)icc + 16);
+  for (char *p = space; *p; p++)
+    if (*p < 32 || *p > 126)
+      *p = '?';
+  /* the 'desc' tag: ASCII in version 2 ('desc' type), UTF-16 in
+   * version 4 ('mluc' type, its first record; non-ASCII as '?') */
+  uint32_t tags = hti_be32(icc + 128);
+  for (uint64_t i = 0; i < tags && 132 + 12 * (i + 1) <= len; i++) {
+    const uint8_t *t = icc + 132 + 12 * i;
+    if (memcmp(t, "desc", 4) != 0)
+      continue;
+    uint64_t off = hti_be32(t + 4), size = hti_be32(t + 8);
+    if (off > len || size > len - off || size < 12)
+      break;
+    const uint8_t *d = icc + off;
+    size_t o = 0;
+    if (memcmp(d, "desc", 4) == 0) {
+      uint64_t count = hti_be32(d + 8);
+      for (uint64_t j = 0; j < count && 12 + j < size && d[12 + j] && o + 1 < desc_size; j++)
+        desc[o++] = d[12 + j] >= 32 && d[12 + j] < 127 ? (char)d[12 + j] : '?';
+    } else if (memcmp(d, "mluc", 4) == 0 && size >= 28) {
+      uint64_t rl = hti_be32(d + 20), ro = hti_be32(d + 24);
+      for (uint64_t j = 0; j + 1 < rl && ro + j + 1 < size && o + 1 < desc_size; j += 2) {
+        uint32_t c = (uint32_t)d[ro + j] << 8 | d[ro + j + 1];
+        if (!c)
+          break;
+        desc[o++] = c >= 32 && c < 127 ? (char)c : '?';
+      }
+    }
+    if (desc_size)
+      desc[o] = '\0';
+    break;
+  }
+  return true;
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -297,7 +526,14 @@ uint8_t *hti_gray8(const hti_image *im, int channel)
     uint8_t *d = p + (size_t)y * w;
     for (int64_t x = 0; x < im->width; x++) {
       int32_t v;
-      if (luma) /* weights of core/context.c luma_fx (1/65536 units) */
+      if (im->cmyk) { /* as hti_cmyk_to_rgb, then luma or the channel */
+        int32_t k = 65535 - sample16(im, row, x, 3), rgb[3];
+        for (int j = 0; j < 3; j++)
+          rgb[j] = (int32_t)(((int64_t)(65535 - sample16(im, row, x, j)) * k + 32767) / 65535);
+        v = luma || channel < 0 ? (int32_t)((13933 * (int64_t)rgb[0] + 46871 * (int64_t)rgb[1] + 4732 * (int64_t)rgb[2] +
+                                             32768) >> 16)
+                                : c < 3 ? rgb[c] : k;
+      } else if (luma) /* weights of core/context.c luma_fx (1/65536 units) */
         v = (int32_t)((13933 * (int64_t)sample16(im, row, x, 0) + 46871 * (int64_t)sample16(im, row, x, 1) +
                        4732 * (int64_t)sample16(im, row, x, 2) + 32768) >> 16);
       else
@@ -325,17 +561,31 @@ int hti_kind_from_path(const char *path)
   const char *dot = strrchr(slash ? slash + 1 : path, '.');
   if (!dot)
     return -1;
-  static const char *const ext[] = { ".pbm", ".pgm", ".ppm", ".png" };
-  for (int i = 0; i < 4; i++)
-    if (strcasecmp(dot, ext[i]) == 0)
-      return i;
+  return hti_kind_from_name(dot + 1);
+}
+
+int hti_kind_from_name(const char *name)
+{
+  static const char *const names[] = { "pbm", "pgm", "ppm", "png", "tif", "tiff" };
+  for (int i = 0; i < 6; i++)
+    if (strcasecmp(name, names[i]) == 0)
+      return i < 4 ? i : HTI_TIFF;
   return -1;
 }
 
 const char *hti_kind_name(hti_kind kind)
 {
-  static const char *const names[] = { "PBM", "PGM", "PPM", "PNG", "the null device" };
+  static const char *const names[] = { "PBM", "PGM", "PPM", "PNG", "TIFF", "the null device" };
   return (int)kind >= 0 && kind <= HTI_NULL ? names[kind] : "?";
+}
+
+int hti_compression_from_name(const char *name)
+{
+  static const char *const names[] = { "auto", "g4", "deflate", "lzw", "none" };
+  for (int i = 0; i < 5; i++)
+    if (strcasecmp(name, names[i]) == 0)
+      return i;
+  return -1;
 }
 
 bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
@@ -356,12 +606,16 @@ bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int 
                   kind == HTI_PGM ? "one plane of" : "three planes (RGB) of");
     break;
   case HTI_PNG:
+  case HTI_TIFF:
   case HTI_NULL:
     if (kind == HTI_PNG && !HT_HAVE_PNG)
       return hti_fail(err, n, "this build has no PNG support (libpng was not found)");
+    if (kind == HTI_TIFF && !HT_HAVE_TIFF)
+      return hti_fail(err, n, "this build has no TIFF support (libtiff was not found)");
     if (channels < 1 || channels > 4 || (depth != 1 && depth != 8 && depth != 16) ||
         (depth == 1 && channels != 1))
-      return hti_fail(err, n, "unsupported PNG layout (%d channels, %d-bit)", channels, depth);
+      return hti_fail(err, n, "unsupported %s layout (%d channels, %d-bit)", kind == HTI_TIFF ? "TIFF" : "PNG",
+                      channels, depth);
     break;
   default:
     return hti_fail(err, n, "unknown output kind");

@@ -1,13 +1,16 @@
-/* Image files for the halftone tools: PGM/PPM/PBM/PAM (netpbm) and PNG.
+/* Image files for the halftone tools: PGM/PPM/PBM/PAM (netpbm), PNG,
+ * TIFF and JPEG (input). One file a format (imageio_pnm.c, _png.c,
+ * _tiff.c, _jpeg.c); imageio.c reads files and streams and dispatches by
+ * signature, imageio_dest.c claims the output, writes and renames it.
  *
  * Reading maps the file and, where the file's samples already are what
  * libhalftone takes (8-bit PGM/PPM with maxval 255), points straight into
  * the mapping: no copy. Anything else (16-bit big-endian samples, other
  * maxvals, ASCII variants, PNG) is converted once into a native buffer.
  *
- * Input that is not a regular file (a pipe, a device) is read only as far
- * as its format goes: the first bytes must be a known signature, and the
- * header bounds what follows, so an endless stream such as /dev/zero is
+ * Input that is not a regular file (a pipe, a device, standard input
+ * named "-") is read only as far as its format goes: the first bytes must
+ * be a known signature, and the header bounds what follows, so an endless stream such as /dev/zero is
  * refused instead of filling the memory. Every allocation sized from a
  * header is checked first against what the file can hold ("truncated")
  * and the memory the process may use ("too large").
@@ -31,28 +34,64 @@ typedef enum {
   HTI_PGM,
   HTI_PPM,
   HTI_PNG,
+  HTI_TIFF,
   HTI_NULL, /* /dev/null: the layout PNG would have, nothing written */
 } hti_kind;
+
+/* How TIFF output is compressed. AUTO: CCITT Group 4 for 1-bit gray,
+ * Deflate for everything else. G4 takes 1-bit gray only. */
+typedef enum {
+  HTI_COMPRESS_AUTO = 0,
+  HTI_COMPRESS_G4,
+  HTI_COMPRESS_DEFLATE,
+  HTI_COMPRESS_LZW,
+  HTI_COMPRESS_NONE,
+} hti_compression;
 
 /* A decoded image: interleaved samples, alpha last when has_alpha. */
 typedef struct {
   int64_t width, height;
   int channels;          /* 1..4                                         */
   bool has_alpha;
+  bool cmyk;             /* 4 channels C, M, Y, K: ink, 0 = none (TIFF,
+                            JPEG); no alpha (a CMYK file's is dropped)   */
   int depth;             /* 8 (uint8) or 16 (native-endian uint16)       */
   size_t stride;         /* bytes between rows                           */
   const uint8_t *pixels;
   const char *format;    /* e.g. "PGM (P5, 8-bit)", for messages          */
+  double xdpi, ydpi;     /* resolution in dots per inch, 0 where the file
+                            records none (PNG pHYs, TIFF X/YResolution,
+                            JPEG JFIF density)                           */
+  uint8_t *icc;          /* the file's ICC profile (malloc'ed) or NULL   */
+  size_t icc_len;
+  int pages;             /* TIFF: images in the file, of which the first
+                            is read; 1 for the other formats            */
+  const char *note;      /* what reading left out or changed (e.g. "the
+                            alpha channel of a CMYK TIFF is dropped"), or
+                            NULL; for a notice                           */
   /* ownership */
   void *map;
   size_t map_len;
   void *buf;
 } hti_image;
 
-/* Reads `path`. On failure returns false and writes one line (without the
- * file name) into err. */
+/* Reads `path`, or standard input for "-" (a stream, bounded as above).
+ * On failure returns false and writes one line (without the file name)
+ * into err. */
 bool hti_read(const char *path, hti_image *img, char *err, size_t err_size);
 void hti_release(hti_image *img);
+
+/* Turns a CMYK image (img->cmyk) into RGB in place, by the plain formula
+ * R = (1 - C)(1 - K), G = (1 - M)(1 - K), B = (1 - Y)(1 - K) on the
+ * samples scaled to 0..1, rounded to nearest; no colour management (an
+ * ICC profile of the file is not applied). False when out of memory. */
+bool hti_cmyk_to_rgb(hti_image *img, char *err, size_t err_size);
+
+/* The colour space an ICC profile declares ("GRAY", "RGB", "CMYK", ...,
+ * from its header) into buf, and its description (the 'desc' tag, where
+ * it can be read) into desc; false when it is no ICC profile. */
+bool hti_icc_info(const uint8_t *icc, size_t len, char *space, size_t space_size, char *desc,
+                  size_t desc_size);
 
 /* One 8-bit plane of the image, `width` bytes a row, malloc'ed (NULL when
  * out of memory): channel `channel`, or with channel -1 the gray channel
@@ -62,17 +101,27 @@ void hti_release(hti_image *img);
 uint8_t *hti_gray8(const hti_image *img, int channel);
 
 /* The kind named by the file name's extension (case-insensitive: .pbm,
- * .pgm, .ppm, .png), HTI_NULL for the null device, or -1. */
+ * .pgm, .ppm, .png, .tif, .tiff), HTI_NULL for the null device, or -1. */
 int hti_kind_from_path(const char *path);
+/* The kind named by `name` (pbm, pgm, ppm, png, tif or tiff), or -1. */
+int hti_kind_from_name(const char *name);
 const char *hti_kind_name(hti_kind kind);
-/* Whether this build can read and write PNG. */
+/* The compression named by `name` (auto, g4, deflate, lzw, none), or -1. */
+int hti_compression_from_name(const char *name);
+/* Whether this build can read and write PNG, read and write TIFF, read
+ * JPEG. */
 bool hti_have_png(void);
+bool hti_have_tiff(void);
+bool hti_have_jpeg(void);
 
 /* An output file under construction. Render `height` rows of `stride`
  * bytes into `pixels`:
  *   depth 1:  packed bits, MSB first, bit set = black (HT_FORMAT_BIT1);
  *   depth 8:  uint8 samples, `channels` interleaved;
- *   depth 16: native uint16 samples (PNG only). */
+ *   depth 16: native uint16 samples (PNG and TIFF only).
+ * TIFF output is 1-bit gray (CCITT G4 by default), or 8/16-bit gray,
+ * gray+alpha, RGB or RGBA (Deflate by default), written in strips
+ * straight from `pixels`. */
 typedef struct {
   hti_kind kind;
   int64_t width, height;
@@ -80,6 +129,14 @@ typedef struct {
   int depth;
   uint8_t *pixels;
   size_t stride;
+  /* set by the caller after hti_out_init, where the format holds them
+   * (PNG, TIFF; netpbm has no place for either): */
+  double xdpi, ydpi;          /* 0: no resolution written              */
+  const uint8_t *icc;         /* an ICC profile to embed, or NULL; the
+                                 caller passes one whose colour space is
+                                 the output's (GRAY or RGB)             */
+  size_t icc_len;
+  hti_compression compression; /* TIFF only                            */
   /* private */
   uint8_t *file;     /* netpbm: header + pixels, written in one go */
   size_t file_len;
@@ -95,24 +152,68 @@ void hti_out_free(hti_out *o);
 typedef struct {
   char *path;   /* the file replaced: OUTPUT, or where its symbolic link points */
   char *tmp;    /* the temporary file beside it; NULL once renamed or removed */
-  int fd;       /* open on tmp, or -1                                         */
+  int fd;       /* open on tmp (on standard output for "-"), or -1            */
   bool discard; /* OUTPUT is the null device: nothing is written              */
+  bool to_stdout; /* OUTPUT is "-": written straight to standard output       */
 } hti_dest;
 
 /* Claims `output` before any work, so that a run fails before the work
  * rather than after it: refuses a folder, a device or pipe (other than
  * the null device), the file `input` itself under any name (hard or
- * symbolic link, another path; `input` may be NULL), and an existing
+ * symbolic link, another path; `input` may be NULL or "-" for standard
+ * input), and an existing
  * read-only file unless `force`; follows a symbolic link to its target;
  * creates the temporary file beside the destination with the mode (and,
  * where permitted, the owner) an existing file has, else 0666 & ~umask.
  * False with a message in err; then nothing is left behind. */
 bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool force, char *err,
                    size_t err_size);
+/* "-" as `output` is standard output: refused when it is a terminal
+ * (binary data would be garbage there), else written straight (no
+ * temporary file: a failure part way leaves what was written in the
+ * pipe, and the exit status says so). */
+
 /* Writes the file to the temporary file, syncs it to the disk and renames
  * it over the destination. False with a message in err; the caller then
  * calls hti_dest_close, which removes the temporary file. */
 bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t err_size);
+
+/* A CMYK image for print, for TIFF (the colour halftone's output):
+ * four planes, C, M, Y, K, each `width` x `height`, of ink amounts.
+ *   depth 1: packed bits, MSB first, bit set = ink (rows of `stride[p]`
+ *            bytes);
+ *   depth 8: one byte a pixel, 0 = no ink .. 255 = full ink.
+ * levels[p] is how many ink values plane p uses (2..256). Where every
+ * plane has 2 levels the file holds 1 bit per colorant (8-bit planes:
+ * 128 and above is ink), else 8 bits.
+ *
+ * The file is written with the planes separated (PlanarConfiguration 2,
+ * "separate"), not interleaved: each colorant's plane is then one run of
+ * bits that compresses as a plate of its own (interleaving 1-bit CMYK
+ * packs four colorants into each nibble, which breaks every run), a
+ * reader can take one separation without decoding the others, as a
+ * platesetter images one plate at a time, and the planes are written
+ * strip by strip straight from the caller's memory. Compression: Deflate
+ * by default (AUTO), LZW or none; G4 is for one-sample bilevel images
+ * only. Photometric is Separated with InkSet CMYK; the resolution and an
+ * ICC profile (a CMYK one) are written where given. */
+typedef struct {
+  int64_t width, height;
+  int depth;                 /* 1 or 8                                   */
+  const uint8_t *plane[4];   /* C, M, Y, K                               */
+  size_t stride[4];          /* bytes between rows of each plane         */
+  int levels[4];             /* 2..256                                   */
+  double xdpi, ydpi;         /* 0: none written                          */
+  const uint8_t *icc;        /* a CMYK ICC profile, or NULL              */
+  size_t icc_len;
+  hti_compression compression;
+} hti_cmyk;
+
+/* Writes `img` as a CMYK TIFF to `d` (claimed with hti_dest_open for an
+ * OUTPUT ending in .tif/.tiff, or "-"), synced and renamed like
+ * hti_out_write. False with a message in err; then hti_dest_close
+ * removes the temporary file. */
+bool hti_write_cmyk_tiff(const hti_cmyk *img, hti_dest *d, char *err, size_t err_size);
 /* Removes the temporary file unless hti_out_write renamed it; frees. */
 void hti_dest_close(hti_dest *d);
 

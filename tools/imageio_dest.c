@@ -162,6 +162,22 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
 {
   memset(d, 0, sizeof *d);
   d->fd = -1;
+  if (strcmp(output, "-") == 0) {
+    /* Binary data on a terminal is garbage and can upset it: standard
+     * output must be redirected to a file or a pipe. */
+    if (isatty(STDOUT_FILENO))
+      return hti_fail(err, n, "standard output is a terminal; redirect it to a file or a pipe "
+                              "(or name an OUTPUT file)");
+    /* a descriptor of its own: the caller may then point descriptor 1
+     * elsewhere (halftone sends what it prints to stderr) */
+    int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+      return hti_fail(err, n, "standard output: %s", strerror(errno));
+    d->to_stdout = true;
+    d->fd = fd;
+    snprintf(sig_out, sizeof sig_out, "standard output");
+    return true;
+  }
   if (hti_is_null_device(output)) {
     d->discard = true;
     return true;
@@ -185,7 +201,8 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
     why = "exists and is not a regular file; halftone writes regular files only";
   /* The same file under any name (another path, a hard or symbolic link):
    * device and inode, not names, tell. */
-  else if (exists && input && stat(input, &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+  else if (exists && input && (strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &in) : stat(input, &in)) == 0 &&
+           in.st_dev == st.st_dev && in.st_ino == st.st_ino)
     why = "is the input file; writing it would destroy the input (choose another output name)";
   /* Read-only: no write permission bit, or none for us (a file of another
    * user); root's access() ignores the bits, so they are looked at too. A
@@ -293,7 +310,7 @@ bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
 {
   if (d->discard || o->kind == HTI_NULL)
     return true;
-  if (d->fd < 0 || !d->tmp)
+  if (d->fd < 0 || (!d->tmp && !d->to_stdout))
     return hti_fail(err, n, "the output file was not opened");
   bool ok;
 #if HT_HAVE_PNG
@@ -301,7 +318,24 @@ bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
     ok = hti_write_png(o, d->fd, err, n);
   else
 #endif
+#if HT_HAVE_TIFF
+  if (o->kind == HTI_TIFF)
+    ok = hti_write_tiff(o, d->fd, err, n);
+  else
+#endif
     ok = hti_write_all(d->fd, o->file, o->file_len, err, n);
+  return hti_dest_finish(d, ok, err, n);
+}
+
+bool hti_dest_finish(hti_dest *d, bool ok, char *err, size_t n)
+{
+  if (d->to_stdout) { /* nothing to sync (a pipe cannot be) or rename */
+    int fd = d->fd;
+    d->fd = -1;
+    if (close(fd) != 0 && ok)
+      ok = hti_fail(err, n, "cannot write: %s", strerror(errno));
+    return ok;
+  }
   /* On the disk before the rename: a crash then leaves the old file or
    * the new one, never an empty or partial one under the name. */
   if (ok && fsync(d->fd) != 0)

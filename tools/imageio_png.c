@@ -1,6 +1,7 @@
 /* PNG files (libpng) for the halftone tools; see imageio.h. */
 #include "imageio_priv.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,23 @@ bool hti_decode_png(const uint8_t *data, size_t len, hti_image *img, char *err, 
     io->rows[y] = io->out + (size_t)y * rb;
   png_read_image(png, io->rows);
   png_read_end(png, NULL);
+  /* resolution in pixels a metre, kept in dpi */
+  png_uint_32 rx = 0, ry = 0;
+  int unit = 0;
+  if (png_get_pHYs(png, info, &rx, &ry, &unit) && unit == PNG_RESOLUTION_METER && rx > 0) {
+    /* to 1/100 dpi: 300 dpi is stored as 11811 pixels a metre */
+    img->xdpi = round(rx * 2.54) / 100;
+    img->ydpi = round((ry > 0 ? ry : rx) * 2.54) / 100;
+  }
+  png_charp icc_name = NULL;
+  png_bytep icc = NULL;
+  png_uint_32 icc_len = 0;
+  int icc_comp = 0;
+  if (png_get_iCCP(png, info, &icc_name, &icc_comp, &icc, &icc_len) && icc && icc_len > 0 &&
+      (img->icc = malloc(icc_len)) != NULL) {
+    memcpy(img->icc, icc, icc_len);
+    img->icc_len = icc_len;
+  }
   png_destroy_read_struct(&png, &info, NULL);
 
   free(img->buf);
@@ -207,6 +225,11 @@ bool hti_write_png(const hti_out *o, int fd, char *err, size_t n)
   if (o->depth == 1)
     png_set_filter(png, 0, PNG_FILTER_NONE);
   png_set_compression_level(png, 1);
+  if (o->xdpi > 0) /* pixels a metre */
+    png_set_pHYs(png, info, (png_uint_32)(o->xdpi / 0.0254 + 0.5),
+                 (png_uint_32)((o->ydpi > 0 ? o->ydpi : o->xdpi) / 0.0254 + 0.5), PNG_RESOLUTION_METER);
+  if (o->icc && o->icc_len > 0 && o->icc_len <= 0xFFFFFFFFu)
+    png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, o->icc, (png_uint_32)o->icc_len);
   png_write_info(png, info);
   if (o->depth == 1)
     png_set_invert_mono(png); /* our bit set = black; PNG's 1 = white */

@@ -90,5 +90,25 @@ bool hti_write_png(const hti_out *o, int fd, char *err, size_t n);
 bool hti_is_null_device(const char *path);
 /* write() until done; false with the system's reason. */
 bool hti_write_all(int fd, const uint8_t *p, size_t len, char *err, size_t n);
+/* After a writer has written the file to d->fd (ok: it succeeded): syncs,
+ * closes and renames it into place (nothing for standard output). */
+bool hti_dest_finish(hti_dest *d, bool ok, char *err, size_t n);
+
+/* ----------------------------------------------------------- TIFF, JPEG */
+
+static inline bool hti_tiff_signature(const uint8_t *p, size_t len)
+{
+  return len >= 4 && ((p[0] == 'I' && p[1] == 'I' && (p[2] == 42 || p[2] == 43) && p[3] == 0) ||
+                      (p[0] == 'M' && p[1] == 'M' && p[2] == 0 && (p[3] == 42 || p[3] == 43)));
+}
+
+static inline bool hti_jpeg_signature(const uint8_t *p, size_t len)
+{
+  return len >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF;
+}
+
+bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
+bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n);
+bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
 
 #endif

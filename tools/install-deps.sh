@@ -14,9 +14,13 @@
 # package we pull in: where it is present (/usr/local/cuda/bin) the CUDA
 # module can be built too. Open MPI (libopenmpi-dev, openmpi-bin) builds
 # halftone-mpi and runs its tests (suite mpi).
+# libtiff and libjpeg-turbo: TIFF in and out, JPEG in; libtiff-tools
+# (tiffinfo, tiffcp, tiff2pdf) and libjpeg-turbo-progs (djpeg, cjpeg)
+# are what the format tests (tests/cli/test_formats.py) check against.
 set -euo pipefail
 required=(build-essential meson ninja-build pkg-config python3 libpng-dev
           gegl libgegl-dev libbabl-dev gettext xvfb xauth netpbm
+          libtiff-dev libjpeg62-turbo-dev libtiff-tools libjpeg-turbo-progs
           libopenmpi-dev openmpi-bin)
 gimp2=(libgimp2.0-dev gimp) # all where the first is known, else none
 log=${HT_APT_LOG:-${TMPDIR:-/tmp}/gegl-halftone-apt.log}

@@ -183,7 +183,7 @@ def case_errors_input(env):
     crop = open(env.crop, "rb").read()
     bad = {
         "empty.pgm": (b"", r"empty file"),
-        "garbage.pgm": (b"this is not an image\n" * 10, r"not a PGM, PPM, PBM, PAM or PNG"),
+        "garbage.pgm": (b"this is not an image\n" * 10, r"not a PGM, PPM, PBM, PAM, PNG, TIFF or JPEG"),
         "trunc.pgm": (crop[:1000], r"truncated: 257x193 PGM needs 49601 bytes.*has 985"),
         "trunc-header.pgm": (b"P5\n257 ", r"truncated header.*height"),
         "zero-width.pgm": (b"P5\n0 10\n255\n", r"bad header: the width at byte 4 must be 1\.\."),

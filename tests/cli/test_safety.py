@@ -597,7 +597,7 @@ def case_unbounded(env):
     if os.path.exists("/dev/zero"):
         rc, _, err = env.run("/dev/zero", env.path("out.pbm"), preexec=limited_memory(1024, env.halftone), timeout=60)
         check(rc == 1, "/dev/zero: exit %d (%r)" % (rc, err))
-        one_line(err, r"/dev/zero: not a PGM, PPM, PBM, PAM or PNG file \(unknown signature\)", "/dev/zero")
+        one_line(err, r"/dev/zero: not a PGM, PPM, PBM, PAM, PNG, TIFF or JPEG file \(unknown signature\)", "/dev/zero")
     rc, err = feed(env, b"", b"y\n" * 4096, [])
     check(rc == 1, "yes |: exit %d (%r)" % (rc, err))
     one_line(err, r"unknown signature", "yes |")
