@@ -297,15 +297,16 @@ get_params (GeglProperties *o, const Plan *plan, ht_params *params, gchar *why, 
   return TRUE;
 }
 
-/* Whether a run over `area` can start. FALSE, with the reason in `why`,
- * for what is known before any pixel is read: a bad custom string,
- * settings the library refuses on the chosen backend (ht_check, e.g.
- * serpentine with backend cuda), an image larger than the library takes.
- * A run that can start may still fail (no usable GPU, out of memory, a
- * NaN pixel). */
+/* Whether a run over `area` can start, and on which backend. FALSE,
+ * with the reason in `why`, for what is known before any pixel is read:
+ * a bad custom string, settings the library refuses (ht_check), an image
+ * larger than the library takes. Settings that backend cuda cannot run
+ * (e.g. serpentine) but the CPU can run on the CPU, with a note in
+ * `why` (see run_core). A run that can start may still fail (out of
+ * memory, a NaN pixel). */
 static gboolean
 run_can_start (GeglOperation *operation, const Plan *plan, const GeglRectangle *area,
-               ht_params *params, gchar *why, gsize why_size)
+               ht_params *params, ht_backend *backend, gchar *why, gsize why_size)
 {
   GeglProperties *o = GEGL_PROPERTIES (operation);
   ht_context     *ctx;
@@ -322,28 +323,74 @@ run_can_start (GeglOperation *operation, const Plan *plan, const GeglRectangle *
       return FALSE;
     }
   /* One thread: ht_check then starts no workers. */
+  *backend = (ht_backend) o->backend;
   ctx = ht_context_new ();
   if (!ctx)
     return TRUE; /* the run will say it */
-  ht_context_set_backend (ctx, (ht_backend) o->backend);
+  ht_context_set_backend (ctx, *backend);
   ht_context_set_threads (ctx, 1);
   status = ht_check (ctx, params);
   if (status != HT_OK)
     g_snprintf (why, why_size, "%s", ht_context_message (ctx));
+  if (status == HT_ERR_UNSUPPORTED && *backend == HT_BACKEND_CUDA)
+    {
+      ht_context_set_backend (ctx, HT_BACKEND_CPU);
+      if (ht_check (ctx, params) == HT_OK)
+        {
+          *backend = HT_BACKEND_CPU;
+          status   = HT_OK; /* `why` keeps what cuda refused */
+        }
+    }
   ht_context_free (ctx);
   return status == HT_OK;
 }
 
-/* Warns that the input is passed on, once per reason until a run
- * succeeds: GIMP's preview runs the operation again at every change. */
+/* GIMP 3 shows in its window only the log messages of its own domains
+ * and of "GEGL" (libgimpbase's list; warnings only in debug builds,
+ * level MESSAGE always), so inside GIMP a line for the user also goes
+ * there, from the main loop: GIMP's message dialogs are not for other
+ * threads. Elsewhere (gegl, scripts) the op's own domain is enough. */
+static gboolean
+in_gimp (void)
+{
+  const gchar *name = g_get_prgname ();
+
+  return name && g_str_has_prefix (name, "gimp");
+}
+
+static gboolean
+tell_gimp (gpointer text)
+{
+  g_log ("GEGL", G_LOG_LEVEL_MESSAGE, "%s", (const gchar *) text);
+  return G_SOURCE_REMOVE;
+}
+
+/* Tells the user `text` (a warning on the op's log domain, and GIMP 3's
+ * message), once per text until a run succeeds: GIMP's preview runs the
+ * operation again at every change. */
+static void
+tell (GeglOperation *operation, const gchar *text)
+{
+  if (g_strcmp0 (g_object_get_data (G_OBJECT (operation), "halftone-warned"), text) == 0)
+    return;
+  g_warning ("%s", text);
+  if (in_gimp ())
+    g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, tell_gimp, g_strdup (text), g_free);
+  g_object_set_data_full (G_OBJECT (operation), "halftone-warned", g_strdup (text), g_free);
+}
+
+/* The input is passed on: says why. A program that runs the op in its
+ * own process (the GIMP 2.10 plug-in) reads the reason of the last run
+ * from the operation object's data "halftone-failed" (NULL after a run
+ * that gave the halftone). */
 static void
 warn_pass_through (GeglOperation *operation, const gchar *why)
 {
-  if (g_strcmp0 (g_object_get_data (G_OBJECT (operation), "halftone-warned"), why) != 0)
-    {
-      g_warning ("halftone:dither: %s; passing the input through unchanged", why);
-      g_object_set_data_full (G_OBJECT (operation), "halftone-warned", g_strdup (why), g_free);
-    }
+  gchar *text = g_strdup_printf ("halftone:dither: %s; passing the input through unchanged", why);
+
+  g_object_set_data_full (G_OBJECT (operation), "halftone-failed", g_strdup (why), g_free);
+  tell (operation, text);
+  g_free (text);
 }
 
 /* The output has the input's own format, whatever the run does: the
@@ -393,6 +440,7 @@ typedef struct
 {
   GeglOperation *operation;
   GThread       *thread;
+  const gint    *cancel;
 } ProgressData;
 
 static bool
@@ -405,7 +453,10 @@ progress_cb (double fraction, void *user)
    * core already throttles the calls to a few per second. */
   if (g_thread_self () == pd->thread)
     gegl_operation_progress (pd->operation, fraction, "");
-  return true;
+  /* A program that runs the op in its own process may cancel a run (the
+   * GIMP 2.10 plug-in's preview, made stale by a newer change): it sets
+   * the operation's data "halftone-cancel" to a gint that it sets to 1. */
+  return !(pd->cancel && g_atomic_int_get (pd->cancel));
 }
 
 static void
@@ -514,21 +565,29 @@ static guchar *
 run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area, const Plan *plan)
 {
   GeglProperties *o  = GEGL_PROPERTIES (operation);
-  ProgressData    pd = { operation, g_thread_self () };
+  ProgressData    pd = { operation, g_thread_self (),
+                           g_object_get_data (G_OBJECT (operation), "halftone-cancel") };
   ht_params       params;
+  ht_backend      backend;
   ht_context     *ctx;
   ht_image        in, out;
   ht_status       status;
   gsize           in_bpp  = (gsize) babl_format_get_bytes_per_pixel (plan->in_format);
   gsize           out_bpp = (gsize) babl_format_get_bytes_per_pixel (plan->core_format);
   guchar         *in_data, *out_data;
-  gchar           why[512];
+  gchar           why[512] = "";
+  gchar          *fallback = NULL;
+  gboolean        gpu_fault = FALSE;
 
-  if (!run_can_start (operation, plan, area, &params, why, sizeof why))
+  g_object_set_data (G_OBJECT (operation), "halftone-failed", NULL);
+  g_object_set_data (G_OBJECT (operation), "halftone-notice", NULL);
+  if (!run_can_start (operation, plan, area, &params, &backend, why, sizeof why))
     {
       warn_pass_through (operation, why);
       return NULL;
     }
+  if (backend != (ht_backend) o->backend)
+    fallback = g_strdup (why);
 
   in_data  = g_try_malloc ((gsize) area->width * (gsize) area->height * in_bpp);
   out_data = g_try_malloc ((gsize) area->width * (gsize) area->height * out_bpp);
@@ -561,20 +620,43 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
   out.format   = plan->out_type;
   out.data     = out_data;
 
-  ht_context_set_backend (ctx, (ht_backend) o->backend);
+  ht_context_set_backend (ctx, backend);
   ht_context_set_threads (ctx, o->threads);
   ht_context_set_progress (ctx, progress_cb, &pd);
   ht_context_set_notice (ctx, notice_cb, NULL);
 
   gegl_operation_progress (operation, 0.0, "");
   status = ht_run (ctx, &in, &out, &params);
+  /* An image editor has no use for a refusal here: backend cuda without
+   * a usable GPU (or with one that fails) gives the CPU's result, which
+   * is the same bits, and says so (the halftone CLI refuses instead). */
+  if ((status == HT_ERR_NO_GPU || status == HT_ERR_GPU) && backend == HT_BACKEND_CUDA)
+    {
+      gpu_fault = status == HT_ERR_GPU;
+      fallback  = g_strdup (ht_context_message (ctx));
+      ht_context_set_backend (ctx, HT_BACKEND_CPU);
+      status = ht_run (ctx, &in, &out, &params);
+    }
   gegl_operation_progress (operation, 1.0, "");
 
-  if (status != HT_OK)
+  if (status == HT_ERR_CANCELLED && pd.cancel && g_atomic_int_get (pd.cancel))
+    g_object_set_data_full (G_OBJECT (operation), "halftone-failed", g_strdup ("cancelled"), g_free);
+  else if (status != HT_OK)
     warn_pass_through (operation, ht_context_message (ctx));
+  else if (fallback)
+    {
+      gchar *text = g_strdup_printf ("halftone:dither: %s; computed on the CPU instead (the same result)",
+                                     fallback);
+
+      g_object_set_data_full (G_OBJECT (operation), "halftone-notice", g_strdup (text), g_free);
+      tell (operation, text);
+      g_free (text);
+    }
   else
     g_object_set_data (G_OBJECT (operation), "halftone-warned", NULL);
-  context_put_back (ctx, status == HT_OK);
+  g_free (fallback);
+  /* after a GPU fault the device may stay unusable: not kept */
+  context_put_back (ctx, status == HT_OK && !gpu_fault);
   g_free (in_data);
   if (status != HT_OK)
     {

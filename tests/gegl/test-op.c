@@ -663,6 +663,39 @@ check_warning (const gchar *needle, const gchar *what)
          last_warning_domain->str);
 }
 
+/* The warning of backend cuda's fall-back to the CPU: in the op's log
+ * domain, naming `needle` and the CPU. */
+static void
+check_fallback_warning (const gchar *needle, const gchar *what)
+{
+  CHECK (warnings >= 1, "%s: no warning", what);
+  if (warnings < 1)
+    return;
+  CHECK (strstr (last_warning->str, needle) != NULL && strstr (last_warning->str, "computed on the CPU instead"),
+         "%s: the warning does not name \"%s\" and the CPU: %s", what, needle, last_warning->str);
+  CHECK (g_strcmp0 (last_warning_domain->str, "gegl-halftone") == 0, "%s: warning in log domain %s", what,
+         last_warning_domain->str);
+}
+
+/* `out` holds the same pixels as `want` (in `format`). */
+static void
+check_same_pixels (GeglBuffer *want, GeglBuffer *out, const gchar *format, const gchar *what)
+{
+  const GeglRectangle *r = gegl_buffer_get_extent (want);
+  gsize   bytes = (gsize) r->width * (gsize) r->height * (gsize) babl_format_get_bytes_per_pixel (babl_format (format));
+  guchar *a = g_malloc (bytes), *b = g_malloc (bytes);
+
+  CHECK (out != NULL, "%s: no output", what);
+  if (out)
+    {
+      gegl_buffer_get (want, r, 1.0, babl_format (format), a, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+      gegl_buffer_get (out, r, 1.0, babl_format (format), b, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+      CHECK (memcmp (a, b, bytes) == 0, "%s: not the CPU's halftone", what);
+    }
+  g_free (a);
+  g_free (b);
+}
+
 static const gchar *const failure_formats[] = {
   "R'G'B'A u8", "Y' u8", "R'G'B' float", "Y'A float", "R'G'B'A u16",
 };
@@ -708,26 +741,35 @@ test_failures_pass_input_through (void)
       CHECK (announced == babl_format (fmt), "%s: prepare announced %s", what, babl_get_name (announced));
       g_clear_object (&out);
 
-      /* settings the backend refuses (ht_check) */
+      /* settings backend cuda refuses (ht_check) but the CPU runs: the
+       * CPU's halftone, with a warning that says so (an image editor has
+       * no use for a refusal; the CLI refuses) */
       g_snprintf (what, sizeof what, "%s, serpentine on backend cuda", fmt);
-      warnings = 0;
-      out = run_op_announced (in, &announced, "serpentine", TRUE, "backend", 2, "color-mode", 1, NULL);
-      same_as_input (in, out, NULL, what);
-      check_warning ("serpentine", what);
-      CHECK (announced == babl_format (fmt), "%s: prepare announced %s", what, babl_get_name (announced));
-      g_clear_object (&out);
+      {
+        GeglBuffer *cpu = run_op (in, "serpentine", TRUE, "backend", 1, "color-mode", 1, NULL);
 
-      /* backend cuda without a usable GPU: a module that is not there */
-      g_snprintf (what, sizeof what, "%s, backend cuda without a GPU", fmt);
-      drop_kept_context (in);
-      g_setenv ("HT_CUDA_MODULE", "/nonexistent/libhalftone-cuda.so", TRUE);
-      warnings = 0;
-      out = run_op (in, "backend", 2, NULL);
-      same_as_input (in, out, NULL, what);
-      check_warning ("/nonexistent/libhalftone-cuda.so", what);
-      g_clear_object (&out);
-      g_unsetenv ("HT_CUDA_MODULE");
-      g_unsetenv ("HT_GEGL_KEEP_SECONDS");
+        warnings = 0;
+        out = run_op_announced (in, &announced, "serpentine", TRUE, "backend", 2, "color-mode", 1, NULL);
+        check_same_pixels (cpu, out, fmt, what);
+        check_fallback_warning ("serpentine", what);
+        CHECK (announced == babl_format (fmt), "%s: prepare announced %s", what, babl_get_name (announced));
+        g_clear_object (&out);
+
+        /* backend cuda without a usable GPU: a module that is not there */
+        g_snprintf (what, sizeof what, "%s, backend cuda without a GPU", fmt);
+        drop_kept_context (in);
+        g_setenv ("HT_CUDA_MODULE", "/nonexistent/libhalftone-cuda.so", TRUE);
+        g_object_unref (cpu);
+        cpu = run_op (in, "backend", 1, NULL);
+        warnings = 0;
+        out = run_op (in, "backend", 2, NULL);
+        check_same_pixels (cpu, out, fmt, what);
+        check_fallback_warning ("/nonexistent/libhalftone-cuda.so", what);
+        g_clear_object (&out);
+        g_object_unref (cpu);
+        g_unsetenv ("HT_CUDA_MODULE");
+        g_unsetenv ("HT_GEGL_KEEP_SECONDS");
+      }
 
       /* the library refuses the pixels: NaN */
       if (is_float (fmt))
@@ -853,8 +895,9 @@ test_failures_large (void)
     }
 }
 
-/* backend=cuda: the same bits as the CPU where a GPU is usable; where
- * not, a warning naming the problem (the module itself loads anywhere). */
+/* backend=cuda: the same bits as the CPU, computed on the GPU where one
+ * is usable; where not, on the CPU with a warning naming the problem (the
+ * module itself loads anywhere). */
 static void
 test_backend_cuda (void)
 {
@@ -869,11 +912,11 @@ test_backend_cuda (void)
   gpu = run_op (in, "backend", 2, NULL);
   a = get_pixels (cpu, "Y'A u8");
   b = get_pixels (gpu, "Y'A u8");
-  if (warnings == 0)
-    CHECK (memcmp (a, b, (gsize) w * (gsize) h * 2) == 0, "cuda backend differs from the cpu backend");
-  else
-    CHECK (strstr (last_warning->str, "cuda") != NULL || strstr (last_warning->str, "GPU") != NULL,
-           "backend cuda failed without saying why: %s", last_warning->str);
+  CHECK (memcmp (a, b, (gsize) w * (gsize) h * 2) == 0, "cuda backend differs from the cpu backend");
+  if (warnings > 0)
+    CHECK ((strstr (last_warning->str, "cuda") != NULL || strstr (last_warning->str, "GPU") != NULL) &&
+           strstr (last_warning->str, "computed on the CPU instead") != NULL,
+           "backend cuda fell back without saying why: %s", last_warning->str);
   printf ("backend cuda: %s\n", warnings ? last_warning->str : "ran, identical to cpu");
   g_free (a); g_free (b);
   g_object_unref (cpu); g_object_unref (gpu); g_object_unref (in);
@@ -1063,6 +1106,73 @@ test_kept_context (void)
   g_free (rgba);
 }
 
+/* Runs the op on `in` (properties as run_op) with `cancel` as its
+ * "halftone-cancel" flag; gives the output, and the run's
+ * "halftone-failed" and "halftone-notice" (g_free them). */
+static GeglBuffer *
+run_op_embedded (GeglBuffer *in, gint *cancel, gchar **failed, gchar **notice, const gchar *first_property, ...)
+{
+  GeglNode   *g    = gegl_node_new ();
+  GeglBuffer *out  = NULL;
+  GeglNode   *src  = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+  GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
+  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink", "buffer", &out, NULL);
+  GObject    *obj  = G_OBJECT (gegl_node_get_gegl_operation (op));
+  va_list     ap;
+
+  va_start (ap, first_property);
+  gegl_node_set_valist (op, first_property, ap);
+  va_end (ap);
+  if (cancel)
+    g_object_set_data (obj, "halftone-cancel", cancel);
+  gegl_node_link_many (src, op, sink, NULL);
+  gegl_node_process (sink);
+  *failed = g_strdup (g_object_get_data (obj, "halftone-failed"));
+  *notice = g_strdup (g_object_get_data (obj, "halftone-notice"));
+  g_object_unref (g);
+  return out;
+}
+
+/* What a program running the op in its own process (the GIMP 2.10
+ * plug-in) reads and sets on the operation object: the reason of a
+ * pass-through, the note of a fall-back to the CPU, and a cancel, which
+ * passes the input on without a warning. */
+static void
+test_embedding (void)
+{
+  const gint  w = 300, h = 200;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+  GeglBuffer *out;
+  gchar      *failed, *notice;
+  gint        cancel = 1;
+
+  out = run_op_embedded (in, NULL, &failed, &notice, "backend", 1, NULL);
+  CHECK (failed == NULL && notice == NULL, "a good run: failed %s, notice %s", failed, notice);
+  g_clear_object (&out); g_free (failed); g_free (notice);
+
+  out = run_op_embedded (in, NULL, &failed, &notice, "algorithm", 8, "coefficients", "- * 7; 3 x 1", NULL);
+  CHECK (failed && strstr (failed, "position") && strstr (failed, "coefficients"),
+         "bad coefficients: failed is %s", failed);
+  same_as_input (in, out, NULL, "embedded, bad coefficients");
+  g_clear_object (&out); g_free (failed); g_free (notice);
+
+  out = run_op_embedded (in, NULL, &failed, &notice, "backend", 2, "serpentine", TRUE, NULL);
+  CHECK (failed == NULL && notice && strstr (notice, "computed on the CPU"),
+         "serpentine on cuda: failed %s, notice %s", failed, notice);
+  g_clear_object (&out); g_free (failed); g_free (notice);
+
+  warnings = 0;
+  out = run_op_embedded (in, &cancel, &failed, &notice, "backend", 1, NULL);
+  CHECK (g_strcmp0 (failed, "cancelled") == 0, "cancelled run: failed is %s", failed);
+  CHECK (warnings == 0, "a cancel asked for warned: %s", last_warning->str);
+  same_as_input (in, out, NULL, "embedded, cancelled");
+  g_clear_object (&out); g_free (failed); g_free (notice);
+
+  g_object_unref (in);
+  g_free (rgba);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1099,6 +1209,7 @@ main (int argc, char **argv)
       test_failures_large ();
       test_partial_request ();
       test_backend_cuda ();
+      test_embedding ();
       test_progress ();
       test_kept_context ();
     }
