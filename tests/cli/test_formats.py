@@ -328,9 +328,18 @@ def case_jpeg(env):
         out = env.path(name + (".pgm" if r.channels == 1 else ".ppm"))
         env.ok("--levels", "256", *(["--color", "per-channel"] if r.channels == 3 else []), j, out)
         check(read_pnm(out).samples == r.samples, "%s JPEG: pixels differ from djpeg's" % name)
-    # CMYK (Adobe, inverted): a JPEG holding C, M, Y, K planes from tests
-    # of libjpeg's own writer is not at hand; the reader's inversion is
-    # covered by the fuzz corpus, its conversion by case tiff-read
+    # CMYK and YCCK with an Adobe marker (inks stored inverted), written by
+    # libjpeg at quality 100: quadrants of C 255, M 128, Y 64 and K 200
+    corpus = os.path.join(env.data, "..", "tests", "fuzz", "corpus", "imageio")
+    for name in ("cmyk-adobe.jpg", "ycck-adobe.jpg"):
+        out = env.path(name + ".ppm")
+        env.ok("--levels", "256", "--color", "per-channel", os.path.join(corpus, name), out)
+        px = read_pnm(out).samples
+        for (x, y), want in (((2, 2), (0, 255, 255)), ((12, 2), (255, 127, 255)), ((2, 12), (255, 255, 191)),
+                             ((12, 12), (55, 55, 55))):
+            got = px[3 * (y * 16 + x):3 * (y * 16 + x) + 3]
+            check(all(abs(g - v) <= 2 for g, v in zip(got, want)), "%s at (%d, %d): %s, not about %s"
+                  % (name, x, y, got, want))
 
 
 def case_resolution(env):
@@ -511,7 +520,62 @@ def case_hostile(env):
                   "%s: an output was written or changed" % name)
 
 
+def case_cmyk_write(env):
+    """imageio's CMYK TIFF writer (hti_write_cmyk_tiff, through the test
+    tool cmyk-tiff): planes separated, InkSet CMYK, 1 bit a colorant for 2
+    levels (from 1-bit or 8-bit planes), 8 bits otherwise; every sample as
+    given (read back through tiffcp), the resolution written, and
+    halftone reads it back as R = (1-C)(1-K) ..."""
+    env.need_tiff()
+    env.need("tiffcp", "tiffinfo")
+    tool = os.environ.get("HT_TEST_CMYK_TIFF")
+    if not tool or not os.path.exists(tool):
+        raise Skip("the test tool cmyk-tiff was not built")
+    w, h = 29, 11
+    for depth, levels, comp in ((8, 2, None), (1, 2, "lzw"), (8, 4, "none"), (8, 256, "deflate"), (1, 2, None)):
+        out = env.path("c-%d-%d.tif" % (depth, levels))
+        r = subprocess.run([tool, str(depth), str(levels), str(w), str(h), out] + ([comp] if comp else []),
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "cmyk-tiff %d %d: %r" % (depth, levels, r.stderr))
+        bits = 1 if levels == 2 else 8
+        t = tiff_tags(read(out))
+        check(t[262][2] == [5] and t[284][2] == [2] and t[277][2] == [4] and t[258][2] == [bits] * 4
+              and t.get(332, (0, 0, [1]))[2] == [1], "%s: not a planar CMYK TIFF of %d bits: %s" % (out, bits, t))
+        check(tiff_dpi(out) == (2400.0, 2400.0), "%s: resolution %s" % (out, tiff_dpi(out)))
+        info = subprocess.run(["tiffinfo", "-D", out], capture_output=True, text=True)
+        check(info.returncode == 0 and not re.search(r"(?i)error", info.stderr), "tiffinfo -D: %r" % info.stderr)
+        plain = out + ".plain.tif"
+        subprocess.run(["tiffcp", "-c", "none", "-r", "1000000", out, plain], check=True, capture_output=True)
+        pd = read(plain)
+        pt = tiff_tags(pd)
+        rb = (w + 7) // 8 if bits == 1 else w
+        inks = []
+        for p in range(4):
+            data = pd[pt[273][2][p]:pt[273][2][p] + pt[279][2][p]]
+            want = []
+            plane = []
+            for y in range(h):
+                for x in range(w):
+                    v = (x * (p + 1) + y * 3) % levels
+                    ink = 255 if (v & 1 if depth == 1 else v * 255 // (levels - 1) >= 128) else 0
+                    if bits == 8:
+                        ink = v * 255 // (levels - 1)
+                    plane.append(ink)
+                    got = data[y * rb + x] if bits == 8 else (255 if data[y * rb + x // 8] >> (7 - x % 8) & 1 else 0)
+                    want.append(got == ink)
+            check(all(want), "%s: plane %d differs from what was given" % (out, p))
+            inks.append(plane)
+        env.ok("--levels", "256", "--color", "per-channel", out, env.path("back.ppm"))
+        px = read_pnm(env.path("back.ppm")).samples
+        rgb = [((255 - inks[c][i]) * (255 - inks[3][i]) + 127) // 255 for i in range(w * h) for c in range(3)]
+        check(px == rgb, "%s: read back, not R = (1-C)(1-K)" % out)
+    r = subprocess.run([tool, "8", "2", str(w), str(h), env.path("g4.tif"), "g4"], capture_output=True, text=True)
+    check(r.returncode == 1 and "G4" in r.stderr and not os.path.exists(env.path("g4.tif")),
+          "CMYK with G4: %d %r" % (r.returncode, r.stderr))
+
+
 CASES = {
+    "cmyk-write": case_cmyk_write,
     "tiff-g4": case_tiff_g4,
     "tiff-read": case_tiff_read,
     "jpeg": case_jpeg,

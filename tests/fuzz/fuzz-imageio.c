@@ -1,5 +1,5 @@
 /* libFuzzer target: the image readers of the tools (tools/imageio.h):
- * PBM/PGM/PPM/PAM in every variant and PNG. The input is given to
+ * PBM/PGM/PPM/PAM in every variant, PNG, TIFF and JPEG. The input is given to
  * hti_read twice: as a regular file (a memfd, mapped as a file on disk
  * is) and, when it fits in a pipe's buffer, through a pipe (read as far
  * as its format goes). A decoded image must describe itself sanely, every
@@ -43,8 +43,18 @@ static void read_path(const char *path, const char *how)
   if (img.width < 1 || img.height < 1 || img.channels < 1 || img.channels > 4 ||
       (img.depth != 8 && img.depth != 16) || !img.pixels || !img.format ||
       img.stride < (size_t)img.width * (size_t)img.channels * (size_t)img.depth / 8 ||
-      (img.has_alpha && img.channels != 2 && img.channels != 4))
+      (img.has_alpha && img.channels != 2 && img.channels != 4) ||
+      (img.cmyk && (img.channels != 4 || img.has_alpha)) || (img.icc != NULL) != (img.icc_len > 0) ||
+      img.pages < 1 || !(img.xdpi >= 0) || !(img.ydpi >= 0))
     fail(how, "an image that does not describe itself", what);
+  if (img.icc) { /* every byte of the profile readable, its header parsed */
+    char space[16], desc[64];
+    uint32_t s = 0;
+    for (size_t i = 0; i < img.icc_len; i++)
+      s += img.icc[i];
+    sink = s;
+    hti_icc_info(img.icc, img.icc_len, space, sizeof space, desc, sizeof desc);
+  }
   const size_t row = (size_t)img.width * (size_t)img.channels * (size_t)img.depth / 8;
   uint32_t sum = 0;
   for (int64_t y = 0; y < img.height; y++) {
@@ -58,6 +68,8 @@ static void read_path(const char *path, const char *how)
     sink += gray[(size_t)img.width * (size_t)img.height - 1];
     free(gray);
   }
+  if (img.cmyk && hti_cmyk_to_rgb(&img, err, sizeof err) && (img.channels != 3 || img.cmyk))
+    fail(how, "CMYK to RGB gave no RGB image", what);
   hti_release(&img);
 }
 
