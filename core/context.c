@@ -327,9 +327,15 @@ static ht_status choose(ht_context *ctx, const ht_job *job, const ht_rows *rows,
     const ht_impl *gpu = ht_impl_default(HT_BACKEND_CUDA, job, why);
     if (!gpu && backend == HT_BACKEND_CUDA)
       return fail(ctx, HT_ERR_UNSUPPORTED, "backend cuda: %s", why);
+    const double pixels = (double)rows->width * (double)rows->height;
+    const bool open = ctx->cuda || ctx->cuda_tried;
+    /* the search methods count on the GPU only where a driver shows
+     * itself, so that machines without one stay quietly on the CPU */
     if (gpu && (backend == HT_BACKEND_CUDA ||
-                ht_cost_prefers_gpu((double)rows->width * (double)rows->height, job->threads,
-                                    ctx->cuda || ctx->cuda_tried))) {
+                (is_search(job->method)
+                   ? ht_cuda_maybe_present() &&
+                       ht_cost_prefers_gpu_search((int)job->method, job->window, pixels, job->threads, open)
+                   : ht_cost_prefers_gpu(pixels, job->threads, open)))) {
       *out = gpu;
       return HT_OK;
     }

@@ -33,3 +33,35 @@ bool ht_cost_prefers_gpu(double pixels, int threads, bool gpu_open)
   }
   return 0.5 + pixels * 0.1e-6 + (gpu_open ? 0 : open_ms) < cpu_ms;
 }
+
+/* The search methods are compute-bound and run for many rounds; their
+ * costs a pixel (the whole run, first round to the last, from the
+ * Floyd-Steinberg start on a photo) were measured on the same host
+ * (BENCHMARKS.md, "Search methods on the GPU"): one CPU thread, and an
+ * open GPU, in ns. Colour runs per channel are judged by one channel. */
+bool ht_cost_prefers_gpu_search(int method, int window, double pixels, int threads, bool gpu_open)
+{
+  /* [method - LES][m - 1], DBS by its own row */
+  static const double cpu_ns[3][5] = {
+    { 60, 400, 6e3, 1.2e5, 2e6 },      /* LES */
+    { 60, 300, 2e3, 2e4, 2e5 },        /* PES */
+    { 250, 250, 250, 250, 250 },       /* DBS */
+  };
+  static const double gpu_ns[3][5] = {
+    { 20, 20, 40, 500, 2e4 },
+    { 20, 20, 40, 300, 5e3 },
+    { 10, 10, 10, 10, 10 },
+  };
+  const int mi = method >= 1 && method <= 3 ? method - 1 : 2;
+  const int wi = window >= 1 && window <= 5 ? window - 1 : 3;
+  const double cpu_ms = pixels * cpu_ns[mi][wi] * 1e-6 / (threads > 1 ? 0.65 * threads : 1.0);
+  double open_ms = 300;
+  const char *env = getenv("HT_AUTO_GPU_OPEN_MS");
+  if (env && *env) {
+    char *end;
+    const double v = strtod(env, &end);
+    if (*end == '\0' && v >= 0 && v <= 1e7)
+      open_ms = v;
+  }
+  return 1.0 + pixels * gpu_ns[mi][wi] * 1e-6 + (gpu_open ? 0 : open_ms) < cpu_ms;
+}

@@ -9,4 +9,7 @@
  * unless `gpu_open` (it is already open, or was tried). */
 bool ht_cost_prefers_gpu(double pixels, int threads, bool gpu_open);
 
+/* The same for a search method (ht_method LES, PES or DBS; window m). */
+bool ht_cost_prefers_gpu_search(int method, int window, double pixels, int threads, bool gpu_open);
+
 #endif

@@ -87,6 +87,22 @@ static bool find_near(const char *file, char *out, size_t size)
   return false;
 }
 
+/* Device nodes or proc files of an NVIDIA driver. */
+static bool driver_shows(void)
+{
+  static const char *const nodes[] = { "/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/proc/driver/nvidia/version" };
+  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
+    if (access(nodes[i], F_OK) == 0)
+      return true;
+  return false;
+}
+
+bool ht_cuda_maybe_present(void)
+{
+  const char *env = getenv("HT_CUDA_MODULE");
+  return (env && env[0]) || driver_shows();
+}
+
 ht_cuda *ht_cuda_open(char *msg)
 {
   const char *env = getenv("HT_CUDA_MODULE");
@@ -119,11 +135,7 @@ ht_cuda *ht_cuda_open(char *msg)
    * 18 ms on 2 cores) notices. Without any NVIDIA driver node it can only
    * fail, so it is not tried. An HT_CUDA_MODULE set by hand is always
    * tried (above), for its own message. */
-  static const char *const nodes[] = { "/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/proc/driver/nvidia/version" };
-  bool driver = false;
-  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0] && !driver; i++)
-    driver = access(nodes[i], F_OK) == 0;
-  if (!driver) {
+  if (!driver_shows()) {
     ht_set_msg(msg, "no NVIDIA driver (no /dev/nvidiactl, /dev/dxg or /proc/driver/nvidia), so %s was not loaded",
                path);
     return NULL;
@@ -169,6 +181,37 @@ static bool bridge_tick(void *user, int64_t done, int64_t total)
   return ht_job_tick(b->job, done, total);
 }
 
+/* The module's status as the library's, its reason in the job's message. */
+static ht_status status_of(ht_job *job, int r, const char *why)
+{
+  switch (r) {
+  case HT_CUDA_OK: return HT_OK;
+  case HT_CUDA_ERR_CANCELLED: return HT_ERR_CANCELLED;
+  case HT_CUDA_ERR_NO_MEMORY:
+    ht_set_msg(job->msg, "GPU out of memory: %s", why);
+    return HT_ERR_NO_MEMORY;
+  case HT_CUDA_ERR_UNSUPPORTED:
+    ht_set_msg(job->msg, "%s", why);
+    return HT_ERR_UNSUPPORTED;
+  case HT_CUDA_ERR_NO_GPU:
+    ht_set_msg(job->msg, "%s", why);
+    return HT_ERR_NO_GPU;
+  default:
+    ht_set_msg(job->msg, "%s", why[0] ? why : "GPU failure");
+    return HT_ERR_GPU;
+  }
+}
+
+static bool job_tick(void *user, int64_t done, int64_t total) { return ht_job_tick(user, done, total); }
+
+ht_status ht_cuda_search_run(ht_cuda *c, ht_job *job, ht_cuda_search *s)
+{
+  s->tick = job_tick;
+  s->user = job;
+  char why[HT_MSG_MAX] = "";
+  return status_of(job, c->api->search(c->dev, s, why, sizeof why), why);
+}
+
 ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant variant)
 {
   int v = variant == HT_VARIANT_AUTO ? HT_CUDA_VARIANT_FAST : (int)variant - HT_VARIANT_GPU_FIRST;
@@ -212,21 +255,5 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
   }
 
   char why[HT_MSG_MAX] = "";
-  int r = c->api->run(c->dev, v, &job->filter, job->levels, &io, why, sizeof why);
-  switch (r) {
-  case HT_CUDA_OK: return HT_OK;
-  case HT_CUDA_ERR_CANCELLED: return HT_ERR_CANCELLED;
-  case HT_CUDA_ERR_NO_MEMORY:
-    ht_set_msg(job->msg, "GPU out of memory: %s", why);
-    return HT_ERR_NO_MEMORY;
-  case HT_CUDA_ERR_UNSUPPORTED:
-    ht_set_msg(job->msg, "%s", why);
-    return HT_ERR_UNSUPPORTED;
-  case HT_CUDA_ERR_NO_GPU:
-    ht_set_msg(job->msg, "%s", why);
-    return HT_ERR_NO_GPU;
-  default:
-    ht_set_msg(job->msg, "%s", why[0] ? why : "GPU failure");
-    return HT_ERR_GPU;
-  }
+  return status_of(job, c->api->run(c->dev, v, &job->filter, job->levels, &io, why, sizeof why), why);
 }

@@ -230,6 +230,11 @@ typedef enum {
   HT_VARIANT_GPU_PB_PEC,
   HT_VARIANT_GPU_PB_PEC_RC,
   HT_VARIANT_GPU_END,
+  /* The search methods on the GPU (cuda/search_*.cu, Kouge et al. Sec.
+   * IV): the parallel schedule, bit for bit the CPU's */
+  HT_VARIANT_LES_GPU = 32,
+  HT_VARIANT_PES_GPU,
+  HT_VARIANT_DBS_GPU,
   /* GPU plane-dependent colour error diffusion (cuda/color_pd.cu): apart
    * from the error-diffusion range above, as it computes another method */
   HT_VARIANT_GPU_PD = 48,

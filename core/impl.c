@@ -26,6 +26,12 @@ bool ht_impl_takes(const ht_impl *impl, const ht_job *job, char *why)
       ht_set_msg(why, "the serpentine scan runs sequentially (variant ed); variant %s cannot do it", impl->name);
     return false;
   }
+  if (job->schedule == HT_SCHEDULE_RASTER && impl->backend == HT_BACKEND_CUDA &&
+      (impl->method == HT_METHOD_LES || impl->method == HT_METHOD_PES || impl->method == HT_METHOD_DBS)) {
+    ht_set_msg(why, "the raster schedule is the search's sequential reference, on the CPU; variant %s runs the "
+                    "parallel schedule (use backend cpu or auto)", impl->name);
+    return false;
+  }
   if ((job->carry_in || job->carry_out || job->y0) && !(impl->caps & HT_CAP_CARRY)) {
     ht_set_msg(why, "variant %s cannot run a band with carried rows", impl->name);
     return false;
@@ -44,7 +50,13 @@ const ht_impl *ht_impl_default(ht_backend backend, const ht_job *job, char *why)
   for (int i = 0; i < n; i++)
     if (ht_impl_takes(&t[i], job, NULL))
       return &t[i];
-  if (n > 0) /* say why the fastest does not */
+  /* say why the fastest of the job's method does not (or the fastest) */
+  for (int i = 0; i < n; i++)
+    if (t[i].method == job->method) {
+      ht_impl_takes(&t[i], job, why);
+      return NULL;
+    }
+  if (n > 0)
     ht_impl_takes(&t[0], job, why);
   return NULL;
 }

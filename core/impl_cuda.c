@@ -4,10 +4,121 @@
  * Table V names the paper's variants; gpu-fast is ours (cuda/fast.cu). */
 #include "impl.h"
 #include "cuda_loader.h"
+#include "../cuda/module.h"
+#include "diffusion/diffusion.h"
+#include "search/search.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #define N_(text) text
 
 static ht_status run(ht_job *job, const ht_rows *rows) { return ht_cuda_run(job->cuda, job, rows, job->variant); }
+
+/* ------------------------------------------------------- search methods */
+
+/* The Floyd-Steinberg initial image as core/search/field.c makes it: the
+ * wavefront over the plane's own rows on the job's threads, stored into
+ * b; the search's progress starts after it. */
+typedef struct {
+  ht_rows rows;
+  uint8_t *b;
+} fs_rows;
+
+static void fs_store(const ht_rows *r, int64_t y, int64_t x0, int64_t n, const uint8_t *levels)
+{
+  const fs_rows *f = (const fs_rows *)(const void *)r;
+  memcpy(f->b + (size_t)(y * r->width + x0), levels, (size_t)n);
+}
+
+static ht_status floyd_steinberg(ht_job *job, const ht_rows *rows, uint8_t *b)
+{
+  ht_job ed = *job;
+  atomic_init(&ed.cancelled, 0);
+  ed.method = HT_METHOD_ERROR_DIFFUSION;
+  ed.variant = HT_VARIANT_WAVEFRONT;
+  ed.filter = *ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG);
+  ed.levels = 2;
+  ed.scan = HT_SCAN_RASTER;
+  ed.carry_in = NULL;
+  ed.carry_out = NULL;
+  ed.span = 0.0;
+  fs_rows fr = { *rows, b };
+  fr.rows.store = fs_store;
+  const ht_status st = ht_wavefront_run(&ed, &fr.rows);
+  job->last_tick_ns = ed.last_tick_ns;
+  if (ht_job_cancelled(&ed))
+    atomic_store(&job->cancelled, 1);
+  return st;
+}
+
+/* A plane of LES, PES or DBS in the module (cuda/search_run.cu): the
+ * input and, for the Floyd-Steinberg start, the initial image made here;
+ * the random start, the error field and the rounds on the GPU; the
+ * result stored as core/search/run.c stores it. */
+static ht_status run_search(ht_job *job, const ht_rows *rows)
+{
+  const int method = job->method == HT_METHOD_LES ? HT_CUDA_SEARCH_LES
+                     : job->method == HT_METHOD_PES ? HT_CUDA_SEARCH_PES
+                                                    : HT_CUDA_SEARCH_DBS;
+  const char *name = method == HT_CUDA_SEARCH_LES ? "les" : method == HT_CUDA_SEARCH_PES ? "pes" : "dbs";
+  if (job->levels != 2) {
+    ht_set_msg(job->msg, "%s gives binary output only (levels 2), got levels %d", name, job->levels);
+    return HT_ERR_UNSUPPORTED;
+  }
+  if (job->scan != HT_SCAN_RASTER) {
+    ht_set_msg(job->msg, "%s visits its windows in raster order or in blocks; the serpentine scan does not apply",
+               name);
+    return HT_ERR_UNSUPPORTED;
+  }
+  const int64_t w = rows->width, h = rows->height;
+  const size_t px = (size_t)w * (size_t)h;
+  uint16_t *a = ht_alloc_raw(job, px, sizeof *a);
+  uint8_t *b = ht_alloc_raw(job, px, 1);
+  int32_t *row = ht_alloc_raw(job, (size_t)w, sizeof *row);
+  ht_status st = HT_OK;
+  if (!a || !b || !row) {
+    st = HT_ERR_NO_MEMORY;
+    goto out;
+  }
+  for (int64_t y = 0; y < h; y++) {
+    rows->load(rows, y, 0, w, row);
+    for (int64_t x = 0; x < w; x++)
+      a[(size_t)y * (size_t)w + (size_t)x] = (uint16_t)row[x]; /* HT_FX values are 0..65535 */
+  }
+  if (job->init == HT_INIT_FLOYD_STEINBERG && (st = floyd_steinberg(job, rows, b)) != HT_OK)
+    goto out;
+  ht_cuda_search s;
+  memset(&s, 0, sizeof s);
+  s.method = method;
+  s.width = w;
+  s.height = h;
+  s.a = a;
+  s.b = b;
+  s.init_given = job->init == HT_INIT_FLOYD_STEINBERG;
+  s.seed = job->seed;
+  s.plane = job->plane;
+  s.y0 = job->y0;
+  s.window = job->window;
+  s.radius = job->eye.radius;
+  s.eye = job->eye.w;
+  s.max_rounds = job->max_rounds;
+  st = ht_cuda_search_run(job->cuda, job, &s);
+  /* for the benchmark, as the CPU's run.c counts them */
+  atomic_store(&ht_sx_last_rounds, s.rounds);
+  atomic_store(&ht_sx_last_searched, s.searched);
+  atomic_store(&ht_sx_last_changed, s.changed);
+  if (st == HT_OK)
+    for (int64_t y = 0; y < h; y++)
+      rows->store(rows, y, 0, w, b + (size_t)y * (size_t)w);
+  else if (st == HT_ERR_CANCELLED)
+    ht_set_msg(job->msg, "cancelled");
+out:
+  free(a);
+  free(b);
+  free(row);
+  return st;
+}
 
 #define ED HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CUDA
 const ht_impl ht_impls_cuda[] = {
@@ -27,5 +138,13 @@ const ht_impl ht_impls_cuda[] = {
   { HT_VARIANT_GPU_PB_PED_RC, "gpu-pb-ped-rc", N_("GPU: parallelogram blocks, PED, register caching"), ED, 0, run },
   { HT_VARIANT_GPU_PB_PEC, "gpu-pb-pec", N_("GPU: parallelogram blocks, PEC"), ED, 0, run },
   { HT_VARIANT_GPU_PB_PEC_RC, "gpu-pb-pec-rc", N_("GPU: parallelogram blocks, PEC, register caching"), ED, 0, run },
+  /* The search methods: a thread block per q x q block of a group, its
+   * windows' patterns over the threads (Kouge et al. Sec. IV); a warp
+   * per block for DBS */
+  { HT_VARIANT_LES_GPU, "les-gpu", N_("Local exhaustive search (GPU)"), HT_METHOD_LES, HT_BACKEND_CUDA, 0,
+    run_search },
+  { HT_VARIANT_PES_GPU, "pes-gpu", N_("Partial exhaustive search (GPU)"), HT_METHOD_PES, HT_BACKEND_CUDA, 0,
+    run_search },
+  { HT_VARIANT_DBS_GPU, "dbs-gpu", N_("Direct binary search (GPU)"), HT_METHOD_DBS, HT_BACKEND_CUDA, 0, run_search },
 };
 const int ht_impls_cuda_count = (int)(sizeof ht_impls_cuda / sizeof ht_impls_cuda[0]);

@@ -95,7 +95,7 @@ int m_run(void *p, int variant, const ht_filter *f, int levels, const ht_cuda_io
 
 const ht_cuda_module_api api = {
   HT_CUDA_ABI, m_open, m_close, m_info, m_run, m_host_alloc, m_host_free, m_bench_kernel, m_bench_transfer,
-  m_bench_probe,
+  m_bench_probe, m_search,
 };
 
 } // namespace

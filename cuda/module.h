@@ -11,6 +11,7 @@
  *
  * ABI 2: run and bench_kernel take the core's ht_filter and the level
  * count; ht_cuda_io carries rows (carry_in, carry_out).
+ * ABI 3: search, the search methods LES, PES and DBS (ht_cuda_search).
  */
 #ifndef HT_CUDA_MODULE_H
 #define HT_CUDA_MODULE_H
@@ -25,7 +26,7 @@
 extern "C" {
 #endif
 
-#define HT_CUDA_ABI 2
+#define HT_CUDA_ABI 3
 #define HT_CUDA_ENTRY "ht_cuda_module_entry"
 
 /* Results of the module's functions. */
@@ -83,6 +84,38 @@ typedef struct {
   int32_t *carry_out;
 } ht_cuda_io;
 
+/* The search methods (core/search/, cuda/search_*.cu). */
+enum {
+  HT_CUDA_SEARCH_LES = 0,
+  HT_CUDA_SEARCH_PES,
+  HT_CUDA_SEARCH_DBS,
+};
+
+/* One plane for a search method, run on the parallel schedule of
+ * core/search/schedule.c with the same bits. */
+typedef struct ht_cuda_search_s {
+  int method;            /* HT_CUDA_SEARCH_*                                */
+  int64_t width, height;
+  const uint16_t *a;     /* the input as HT_FX values, `width` a row         */
+  /* In: the initial image where init_given (0 black, 1 white); out: the
+   * result, written only when search returns HT_CUDA_OK. */
+  uint8_t *b;
+  bool init_given;       /* false: random dither on the GPU from core/rng.h
+                            keyed by (seed, plane, x, y0 + y)               */
+  uint64_t seed;
+  int plane;
+  int64_t y0;
+  int window;            /* m of LES and PES (clipped to the image)         */
+  int radius;            /* the eye: (2 radius + 1)^2 Q15 weights            */
+  const int32_t *eye;
+  int max_rounds;        /* 0: until a round changes nothing                */
+  /* Progress between groups: false cancels. May be NULL. */
+  bool (*tick)(void *user, int64_t done, int64_t total);
+  void *user;
+  /* Out: what the run did, as core/search/search.h counts it. */
+  int64_t rounds, searched, changed;
+} ht_cuda_search;
+
 typedef struct {
   char name[128];
   int cc_major, cc_minor;
@@ -119,6 +152,9 @@ typedef struct ht_cuda_module_api {
   /* One warp runs `steps` dependent pixel steps of the FS kernel's inner
    * loop: nanoseconds per step, the floor of any exact ED schedule. */
   int (*bench_probe)(void *dev, int steps, double *ns_per_step, char *msg, size_t msg_size);
+  /* ABI 3: runs a search method over one plane (ht_cuda_search), bit
+   * for bit core/search/'s parallel schedule. */
+  int (*search)(void *dev, ht_cuda_search *s, char *msg, size_t msg_size);
 } ht_cuda_module_api;
 
 typedef const ht_cuda_module_api *(*ht_cuda_entry_fn)(int abi);

@@ -6,6 +6,9 @@
  *   run_fast.cu  gpu-fast: one persistent kernel over stripes and chunks
  *   run_paper.cu the paper's variants: the whole plane, then converted
  *   bench.cu     the benchmark hooks of tools/bench_cuda.c
+ *   search_run.cu the search methods LES, PES, DBS over a plane (kernels:
+ *                search_les.cu, search_pes.cu, search_dbs.cu, search_field.cu,
+ *                search_common.cuh)
  *   module.cu    argument checks, the ABI table and its entry point
  */
 #ifndef HT_CUDA_MODULE_PRIVATE_H
@@ -126,6 +129,10 @@ int run_paper(dev *d, int variant, const ht_filter *f, int levels, const ht_cuda
  * *fault_dev; and whether a launch's band gave up waiting. */
 bool arm_fault(dev *d, ctx_err &ce, int **fault_dev);
 bool faulted(dev *d, ctx_err &ce);
+
+/* --------------------------------------------------- search_run.cu */
+
+int m_search(void *p, ht_cuda_search *s, char *msg, size_t n);
 
 /* ------------------------------------------------------- bench.cu */
 

@@ -1,0 +1,226 @@
+/* cuda/search_pes.cu: partial exhaustive search (PES) on the GPU: Kouge,
+ * Ito, Nakano, Sec. IV-C (the LES kernel's shape with the search of
+ * Sec. II-C: the best pattern r_k among the C(n, k) with k white pixels,
+ * from k = beta, the window's own count, walking to the valley; lists in
+ * which neighbours differ in two positions).
+ *
+ * The walk and its tie rules are core/search/pes.c's, step for step;
+ * only each r_k is computed differently: thread h of the 2^hb threads
+ * takes the patterns of C(n, k) whose high hb bits are h and lists their
+ * low bits in revolving-door order (two flips a step, Knuth's Algorithm
+ * R, as core/search/revolving_door.h), and the block takes the least
+ * (error, value). That is r_k whatever the order of the list: for k other
+ * than beta the least by error, then value; for k = beta the current
+ * pattern unless some pattern is strictly better. */
+#include "search_common.cuh"
+
+#include <climits>
+
+namespace htcuda {
+
+namespace {
+
+using namespace sx;
+
+/* The combinations of t of n elements in revolving-door order (Knuth,
+ * TAOCP 4A, 7.2.1.3, Algorithm R): each step one element leaves and one
+ * enters. c[1..t] the elements in increasing order, c[t + 1] = n. */
+struct rdoor {
+  int n, t;
+  int c[MAX_BITS + 2];
+};
+
+__device__ __forceinline__ void rd_first(rdoor &g, int n, int t)
+{
+  g.n = n;
+  g.t = t;
+  for (int j = 1; j <= t; j++)
+    g.c[j] = j - 1;
+  g.c[t + 1] = n;
+}
+
+/* The next combination; false after the last. */
+__device__ inline bool rd_next(rdoor &g, int &out, int &in)
+{
+  const int t = g.t;
+  int *c = g.c;
+  if (t == 0 || t == g.n)
+    return false;
+  if (t == 1) { /* a single element walks up */
+    if (c[1] + 1 >= g.n)
+      return false;
+    out = c[1]++;
+    in = c[1];
+    return true;
+  }
+  int j = 2;
+  bool down; /* R5 (try to increase c[j]) before R4 (decrease it)     */
+  if (t & 1) {
+    if (c[1] + 1 < c[2]) { /* R3 for odd t: c[1] up */
+      out = c[1]++;
+      in = c[1];
+      return true;
+    }
+    down = true;
+  } else {
+    if (c[1] > 0) { /* R3 for even t: c[1] down */
+      out = c[1]--;
+      in = c[1];
+      return true;
+    }
+    down = false;
+  }
+  for (;;) {
+    if (down) {
+      /* R4: c[j] = c[j - 1] + 1; try to decrease c[j] */
+      if (c[j] >= j) {
+        out = c[j];
+        in = j - 2;
+        c[j] = c[j - 1];
+        c[j - 1] = j - 2;
+        return true;
+      }
+      j++;
+    }
+    down = true;
+    /* R5: c[j - 1] = j - 2; try to increase c[j] */
+    if (c[j] + 1 < c[j + 1]) {
+      out = j - 2;
+      in = c[j] + 1;
+      c[j - 1] = c[j];
+      c[j]++;
+      return true;
+    }
+    j++;
+    if (j > t)
+      return false;
+  }
+}
+
+/* pes.c's rule: whether c replaces best, the current pattern cur. */
+__device__ __forceinline__ bool replaces(cand c, cand best, uint32_t cur)
+{
+  return c.sum < best.sum || (c.sum == best.sum && best.x != cur && c.x < best.x);
+}
+
+template <int S> __global__ void pes_kernel(const plane P)
+{
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int nt = blockDim.x, tid = threadIdx.x, rs = P.rh * P.rw, n = P.n;
+  const smem_layout Lo = layout(rs, n, S, nt);
+  int32_t *reg = (int32_t *)(smem + Lo.reg), *tab = (int32_t *)(smem + Lo.tab);
+  int32_t *slot = (int32_t *)(smem + Lo.slots) + tid;
+  cand *red = (cand *)(smem + Lo.red);
+  int *at = (int *)(smem + Lo.at);
+  int hb = 0;
+  while (hb < n && (2 << hb) <= nt)
+    hb++;
+  const int lo = n - hb;
+  int i0, i1, j0, j1;
+  block_range(P, P.first + (int)blockIdx.x, i0, i1, j0, j1);
+  unsigned long long searched = 0, changed = 0;
+  for (int i = i0; i < i1; i++)
+    for (int j = j0; j < j1; j++) {
+      __syncthreads();
+      const bool due = P.dirty[(size_t)i * P.pw + j] != 0;
+      __syncthreads();
+      if (!due)
+        continue;
+      if (tid == 0)
+        P.dirty[(size_t)i * P.pw + j] = 0;
+      searched++;
+      const int y0 = i + P.off, x0 = j + P.off;
+      prepare(P, y0, x0, reg, tab, at);
+      uint32_t in;
+      const uint32_t cur = read_pattern(P, y0, x0, &in);
+      __syncthreads();
+      const int beta = __popc(cur);
+      /* r_k, the same in every thread */
+      auto best_of = [&](int k) -> cand {
+        cand c = { LLONG_MAX, 0xffffffffu };
+        const int kl = k - __popc((unsigned)tid);
+        if (tid < (1 << hb) && kl >= 0 && kl <= lo) {
+          for (int t = 0; t < rs; t++)
+            slot[(size_t)t * nt] = reg[t];
+          uint32_t x = (uint32_t)tid << lo | ((1u << kl) - 1);
+          long long sum = 0;
+          for (uint32_t f = x ^ cur; f; f &= f - 1) {
+            const int b = __ffs(f) - 1;
+            sum += flip<S>(slot, nt, tab + b * S * S, at[b], P.rw, x >> b & 1);
+          }
+          c = { sum, x };
+          rdoor g;
+          rd_first(g, lo, kl);
+          int out, inn;
+          while (rd_next(g, out, inn)) {
+            sum += flip<S>(slot, nt, tab + out * S * S, at[out], P.rw, false); /* out turns black */
+            sum += flip<S>(slot, nt, tab + inn * S * S, at[inn], P.rw, true);  /* in turns white */
+            x ^= 1u << out | 1u << inn;
+            if (lex_less(cand{ sum, x }, c))
+              c = { sum, x };
+          }
+        }
+        cand r = block_min(c, red);
+        if (k == beta && r.sum >= 0)
+          r = { 0, cur };
+        return r;
+      };
+      cand kept = { 0, cur };
+      const cand mid = best_of(beta);
+      if (replaces(mid, kept, cur))
+        kept = mid;
+      cand lo_c = { LLONG_MAX, 0 }, hi_c = { LLONG_MAX, 0 };
+      if (beta > 0 && replaces(lo_c = best_of(beta - 1), kept, cur))
+        kept = lo_c;
+      if (beta < n && replaces(hi_c = best_of(beta + 1), kept, cur))
+        kept = hi_c;
+      const bool up = beta < n && (beta == 0 || lex_less(hi_c, lo_c));
+      cand prev = up ? hi_c : lo_c;
+      if (prev.sum < mid.sum)
+        for (int k = beta + (up ? 2 : -2); k >= 0 && k <= n; k += up ? 1 : -1) {
+          const cand next = best_of(k);
+          if (replaces(next, kept, cur))
+            kept = next;
+          if (next.sum >= prev.sum)
+            break;
+          prev = next;
+        }
+      if (kept.x != cur) {
+        commit(P, y0, x0, reg, kept.x, kept.x ^ cur, tid, nt);
+        changed++;
+      }
+    }
+  if (tid == 0 && searched) {
+    atomicAdd(&P.count[0], searched);
+    if (changed) {
+      atomicAdd(&P.count[1], changed);
+      *P.changed = 1;
+    }
+  }
+}
+
+template <int S> cudaError_t launch(const plane &P, int nt, size_t bytes, cudaStream_t st)
+{
+  cudaError_t e = cudaFuncSetAttribute(pes_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  if (e != cudaSuccess)
+    return e;
+  pes_kernel<S><<<P.last - P.first, nt, bytes, st>>>(P);
+  return cudaGetLastError();
+}
+
+} // namespace
+
+cudaError_t sx_launch_pes(const plane &P, int nt, size_t bytes, cudaStream_t st)
+{
+  switch (P.S) {
+  case 3: return launch<3>(P, nt, bytes, st);
+  case 5: return launch<5>(P, nt, bytes, st);
+  case 7: return launch<7>(P, nt, bytes, st);
+  case 9: return launch<9>(P, nt, bytes, st);
+  case 11: return launch<11>(P, nt, bytes, st);
+  case 13: return launch<13>(P, nt, bytes, st);
+  default: return launch<15>(P, nt, bytes, st);
+  }
+}
+
+} // namespace htcuda
