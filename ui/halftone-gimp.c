@@ -22,6 +22,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "halftone.h"
+#include "preview-view.h"
 
 #define PLUG_IN_PROC   "plug-in-halftone-dither"
 #define PLUG_IN_BINARY "halftone-gimp"
@@ -52,18 +53,33 @@ static const HalftoneVals defaults = {
   HT_FILTER_FLOYD_STEINBERG, "- * 7; 3 5 1 / 16", 2, HT_COLOR_LUMA, 0, FALSE, HT_BACKEND_AUTO, 0, 1,
 };
 
-/* The preview's state: the last full result and what it was made from. */
+typedef struct PreviewJob PreviewJob;
+
+/* The dialog's state: the last full result and what it was made from,
+ * and the computation under way. */
 typedef struct
 {
   gint32        drawable_id;
   HalftoneVals *vals;
-  GtkWidget    *preview;
+  GtkWidget    *dialog;
+  HtView       *view;
   GtkWidget    *coef_entry;
   GtkWidget    *coef_label;
-  GtkWidget    *status;
+  GtkWidget    *coef_error; /* the parser's message, under the field   */
+  GtkWidget    *gpu_label;  /* whether a GPU is usable, and why not    */
+  GtkWidget    *status;     /* what the preview shows                  */
+  GtkWidget    *progress;
   GeglBuffer   *source;  /* the drawable, cropped to the selection bounds */
-  GeglBuffer   *result;  /* NULL until computed / after a change          */
+  GeglBuffer   *result;  /* the last finished preview, or NULL          */
   HalftoneVals  result_vals;
+  gchar        *result_note; /* its run's notice (CPU fall-back), or NULL */
+  gchar        *failed;      /* why the last run gave no halftone, or NULL */
+  PreviewJob   *job;         /* the computation under way, or NULL        */
+  gboolean      again;       /* a change came while it ran                */
+  guint         progress_timer;
+  GThread      *gpu_probe;
+  gchar        *gpu_why;     /* NULL: usable                              */
+  gboolean      gpu_known;
 } PreviewState;
 
 static void query (void);
@@ -237,10 +253,23 @@ on_progress (GeglNode *node, gdouble fraction, gpointer user)
   gimp_progress_update (fraction);
 }
 
+/* What a run of the op said: why it gave no halftone, or its notice (e.g.
+ * computed on the CPU instead of the GPU); the op leaves these on its
+ * operation object (plugin/halftone-dither.c). */
+typedef struct
+{
+  gint  *cancel;   /* set to 1 from another thread cancels the run */
+  GCallback progress;
+  gpointer  progress_data;
+  gchar *failed;
+  gchar *notice;
+} RenderTalk;
+
 /* Halftones `source` with `v`; returns a new buffer in the op's output
- * format covering the same extent. */
+ * format covering the same extent, or NULL with talk->failed set: a
+ * failed run never reaches the layer. */
 static GeglBuffer *
-render (GeglBuffer *source, const HalftoneVals *v, gboolean progress)
+render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
 {
   GeglNode   *graph = gegl_node_new ();
   GeglBuffer *out   = NULL;
@@ -261,11 +290,19 @@ render (GeglBuffer *source, const HalftoneVals *v, gboolean progress)
                  "backend",      v->backend,
                  "threads",      v->threads,
                  NULL);
-  if (progress)
-    g_signal_connect (op, "progress", G_CALLBACK (on_progress), NULL);
+  if (talk->progress)
+    g_signal_connect (op, "progress", talk->progress, talk->progress_data);
+  if (talk->cancel)
+    g_object_set_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-cancel", talk->cancel);
   gegl_node_link_many (src, op, sink, NULL);
   gegl_node_process (sink);
+  talk->failed = g_strdup (g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-failed"));
+  talk->notice = g_strdup (g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-notice"));
   g_object_unref (graph);
+  if (!out && !talk->failed)
+    talk->failed = g_strdup (_("the halftone:dither operation gave no result"));
+  if (talk->failed)
+    g_clear_object (&out);
   return out;
 }
 
@@ -291,23 +328,31 @@ get_source (gint32 drawable_id)
 /* Applies the halftone to the drawable, undoably: shadow buffer, then
  * merge (which also applies the selection mask), then update. */
 static gboolean
-apply (gint32 drawable_id, const HalftoneVals *v, gchar **error)
+apply (gint32 drawable_id, const HalftoneVals *v, GeglBuffer *ready, gchar **error)
 {
   GeglBuffer *source = get_source (drawable_id);
   GeglBuffer *result, *shadow;
   const GeglRectangle *r;
+  RenderTalk  talk = { NULL, G_CALLBACK (on_progress), NULL, NULL, NULL };
 
   if (!source)
     return TRUE; /* nothing selected on this drawable: nothing to do */
 
   gimp_progress_init (_("Halftoning"));
-  result = render (source, v, TRUE);
+  /* the preview's result for these values is what a new run would give */
+  result = ready ? g_object_ref (ready) : render (source, v, &talk);
   if (!result)
     {
       g_object_unref (source);
-      *error = g_strdup (_("the halftone:dither operation gave no result"));
+      /* TRANSLATORS: %s: why, e.g. "out of memory for a 9000x9000 image" */
+      *error = g_strdup_printf (_("Halftoning failed, the layer is unchanged: %s"), talk.failed);
+      g_free (talk.failed);
+      g_free (talk.notice);
       return FALSE;
     }
+  if (talk.notice)
+    g_message ("%s", talk.notice);
+  g_free (talk.notice);
   r = gegl_buffer_get_extent (source);
   shadow = gimp_drawable_get_shadow_buffer (drawable_id);
   gegl_buffer_copy (result, r, GEGL_ABYSS_NONE, shadow, r);
@@ -329,129 +374,297 @@ same_vals (const HalftoneVals *a, const HalftoneVals *b)
   return a->algorithm == b->algorithm && a->levels == b->levels &&
          a->color_mode == b->color_mode && a->space == b->space &&
          a->serpentine == b->serpentine &&
+         a->backend == b->backend && a->threads == b->threads &&
          (a->algorithm != HT_FILTER_CUSTOM || strcmp (a->coefficients, b->coefficients) == 0);
 }
 
+/* Fills `vis` (drawable coordinates) with what OK will make of it: the
+ * result where the selection is, the original elsewhere (the view shows
+ * a border around the selection), blended by the mask. Before the first
+ * result, the original. */
 static void
-preview_draw (GimpPreview *preview, PreviewState *st)
+preview_fill (const GeglRectangle *vis, guchar *src, gpointer user)
 {
-  gint          px, py, pw, ph, zoom = MAX (1, st->vals->zoom);
-  gint          sw, sh;
-  GeglRectangle vis;
-  guchar       *src, *dst, *orig, *mask;
-  gsize         npx;
-  const GeglRectangle *ext;
-  gchar        *problem;
+  PreviewState        *st  = user;
+  gsize                npx = (gsize) vis->width * (gsize) vis->height;
+  guchar              *orig = g_malloc0 (npx * 4), *mask = g_malloc (npx);
+  GeglBuffer          *whole = gimp_drawable_get_buffer (st->drawable_id);
+  gint32               image = gimp_item_get_image (st->drawable_id);
+  const GeglRectangle *ext = st->result ? gegl_buffer_get_extent (st->result) : NULL;
 
-  if (!st->source)
-    return;
-  problem = check_vals (st->vals);
-  if (problem)
+  gegl_buffer_get (whole, vis, 1.0, babl_format ("R'G'B'A u8"), orig, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+  g_object_unref (whole);
+  if (st->result)
+    gegl_buffer_get (st->result, vis, 1.0, babl_format ("R'G'B'A u8"), src, GEGL_AUTO_ROWSTRIDE,
+                     GEGL_ABYSS_NONE);
+  if (gimp_selection_is_empty (image))
+    memset (mask, 255, npx);
+  else
     {
-      gtk_label_set_text (GTK_LABEL (st->status), problem);
-      g_free (problem);
-      return;
+      gint          ox, oy;
+      GeglBuffer   *sel = gimp_drawable_get_buffer (gimp_image_get_selection (image));
+      GeglRectangle in_image;
+
+      gimp_drawable_offsets (st->drawable_id, &ox, &oy);
+      in_image = (GeglRectangle) { vis->x + ox, vis->y + oy, vis->width, vis->height };
+      gegl_buffer_get (sel, &in_image, 1.0, babl_format ("Y u8"), mask, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+      g_object_unref (sel);
     }
-  gtk_label_set_text (GTK_LABEL (st->status), "");
-
-  if (!st->result || !same_vals (&st->result_vals, st->vals))
-    {
-      GdkCursor *busy = gdk_cursor_new (GDK_WATCH);
-      GdkWindow *win  = gtk_widget_get_window (gtk_widget_get_toplevel (GTK_WIDGET (preview)));
-
-      if (win)
-        {
-          gdk_window_set_cursor (win, busy);
-          gdk_flush ();
-        }
-      g_clear_object (&st->result);
-      st->result      = render (st->source, st->vals, FALSE);
-      st->result_vals = *st->vals;
-      if (win)
-        gdk_window_set_cursor (win, NULL);
-      gdk_cursor_unref (busy);
-      if (!st->result)
-        return;
-    }
-
-  /* Visible part in drawable coordinates; enlarged by `zoom`, each result
-   * pixel becomes a zoom x zoom block (no smoothing: dots stay dots). */
-  gimp_preview_get_position (preview, &px, &py);
-  gimp_preview_get_size (preview, &pw, &ph);
-
-  /* What the merge will make of it: the result where the selection is,
-   * the original elsewhere (the preview shows a border around the
-   * selection), blended by the mask. Composited here rather than with
-   * gimp_preview_draw_buffer(), whose selection path in GIMP 2.10
-   * offsets the buffer by the drawn width instead of the rowstride. */
-  sw  = (pw + zoom - 1) / zoom;
-  sh  = (ph + zoom - 1) / zoom;
-  if (zoom > 1)
-    {
-      /* The scrollbars span the image for a 1:1 view; enlarged, fewer
-       * pixels are shown, so map the scroll position over the whole
-       * image or its right and bottom parts could never be reached. */
-      gint bw = preview->xmax - preview->xmin, bh = preview->ymax - preview->ymin;
-
-      px = bw > pw ? preview->xmin + (gint) ((gint64) (px - preview->xmin) * (bw - sw) / (bw - pw))
-                   : preview->xmin;
-      py = bh > ph ? preview->ymin + (gint) ((gint64) (py - preview->ymin) * (bh - sh) / (bh - ph))
-                   : preview->ymin;
-    }
-  vis = (GeglRectangle) { px, py, sw, sh };
-  npx = (gsize) sw * (gsize) sh;
-  src  = g_malloc0 (npx * 4);
-  orig = g_malloc0 (npx * 4);
-  mask = g_malloc (npx);
-  gegl_buffer_get (st->result, &vis, 1.0, babl_format ("R'G'B'A u8"), src,
-                   GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-  {
-    GeglBuffer *whole = gimp_drawable_get_buffer (st->drawable_id);
-    gint32      image = gimp_item_get_image (st->drawable_id);
-
-    gegl_buffer_get (whole, &vis, 1.0, babl_format ("R'G'B'A u8"), orig,
-                     GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-    g_object_unref (whole);
-    if (gimp_selection_is_empty (image))
-      memset (mask, 255, npx);
-    else
-      {
-        gint          ox, oy;
-        GeglBuffer   *sel = gimp_drawable_get_buffer (gimp_image_get_selection (image));
-        GeglRectangle in_image;
-
-        gimp_drawable_offsets (st->drawable_id, &ox, &oy);
-        in_image = (GeglRectangle) { vis.x + ox, vis.y + oy, sw, sh };
-        gegl_buffer_get (sel, &in_image, 1.0, babl_format ("Y u8"), mask,
-                         GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-        g_object_unref (sel);
-      }
-  }
-  ext = gegl_buffer_get_extent (st->result);
   for (gsize i = 0; i < npx; i++)
     {
-      gint x = px + (gint) (i % (gsize) sw), y = py + (gint) (i / (gsize) sw);
+      gint  x = vis->x + (gint) (i % (gsize) vis->width), y = vis->y + (gint) (i / (gsize) vis->width);
       guint m = mask[i];
 
-      if (x < ext->x || y < ext->y || x >= ext->x + ext->width || y >= ext->y + ext->height)
+      if (!ext || x < ext->x || y < ext->y || x >= ext->x + ext->width || y >= ext->y + ext->height)
         m = 0; /* not computed: outside the selection bounds */
       for (gint c = 0; c < 4; c++)
         src[i * 4 + (gsize) c] = (guchar) ((src[i * 4 + (gsize) c] * m +
                                             orig[i * 4 + (gsize) c] * (255 - m) + 127) / 255);
     }
-
-  dst = g_malloc0 ((gsize) pw * (gsize) ph * 4);
-  for (gint y = 0; y < ph; y++)
-    for (gint x = 0; x < pw; x++)
-      memcpy (dst + ((gsize) y * (gsize) pw + (gsize) x) * 4,
-              src + ((gsize) (y / zoom) * (gsize) sw + (gsize) (x / zoom)) * 4, 4);
-  gimp_preview_area_draw (GIMP_PREVIEW_AREA (gimp_preview_get_area (preview)),
-                          0, 0, pw, ph, GIMP_RGBA_IMAGE, dst, pw * 4);
-  g_free (src);
   g_free (orig);
   g_free (mask);
-  g_free (dst);
 }
+
+/* The line under the preview: what it shows, and what went wrong. */
+static void
+update_status (PreviewState *st)
+{
+  GString *s = g_string_new (NULL);
+  gint     x, y, w, h;
+
+  if (!st->source)
+    g_string_append (s, _("The selection does not touch this layer: OK changes nothing."));
+  else if (gimp_drawable_mask_intersect (st->drawable_id, &x, &y, &w, &h) &&
+           !gimp_selection_is_empty (gimp_item_get_image (st->drawable_id)))
+    /* TRANSLATORS: the selection's bounding box: width, height, x, y */
+    g_string_append_printf (s, _("Halftones the selection's %d×%d box at (%d, %d), blended by its mask."), w, h, x, y);
+  else
+    g_string_append (s, _("Halftones the whole layer."));
+  if (st->job)
+    g_string_append_printf (s, " %s", _("Computing…"));
+  if (st->failed && !st->job)
+    /* TRANSLATORS: %s: why the run gave no halftone */
+    g_string_append_printf (s, "\n%s", st->failed);
+  else if (st->result_note && same_vals (&st->result_vals, st->vals))
+    g_string_append_printf (s, "\n%s", st->result_note);
+  gtk_label_set_text (GTK_LABEL (st->status), s->str);
+  g_string_free (s, TRUE);
+}
+
+/* ---------------------------------------------- preview off the UI thread */
+
+/* The preview is computed in a thread of its own so that the dialog never
+ * blocks: one computation at a time; a change while it runs cancels it
+ * (the op stops within about 50 ms) and starts a new one once it has
+ * ended. Results come back to the main loop in an idle callback. */
+struct PreviewJob
+{
+  PreviewState *st;
+  HalftoneVals  vals;
+  GeglBuffer   *source;
+  GThread      *thread;
+  gint          cancel;
+  gint          permille;  /* progress, written by the thread */
+  guint         done_id;   /* the idle callback that hands the result on */
+  GeglBuffer   *result;
+  RenderTalk    talk;
+};
+
+static void preview_changed (PreviewState *st);
+
+static void
+job_progress (GeglNode *node, gdouble fraction, gpointer data)
+{
+  PreviewJob *job = data;
+
+  (void) node;
+  g_atomic_int_set (&job->permille, (gint) (CLAMP (fraction, 0.0, 1.0) * 1000));
+}
+
+static gboolean job_done (gpointer data);
+
+static gpointer
+job_run (gpointer data)
+{
+  PreviewJob *job = data;
+
+  job->talk.cancel        = &job->cancel;
+  job->talk.progress      = G_CALLBACK (job_progress);
+  job->talk.progress_data = job;
+  job->result  = render (job->source, &job->vals, &job->talk);
+  job->done_id = g_idle_add (job_done, job);
+  return NULL;
+}
+
+static void
+job_free (PreviewJob *job)
+{
+  g_thread_join (job->thread);
+  g_clear_object (&job->result);
+  g_object_unref (job->source);
+  g_free (job->talk.failed);
+  g_free (job->talk.notice);
+  g_free (job);
+}
+
+static gboolean
+show_progress (gpointer data)
+{
+  PreviewState *st = data;
+
+  if (!st->job)
+    {
+      st->progress_timer = 0;
+      gtk_widget_hide (st->progress);
+      return G_SOURCE_REMOVE;
+    }
+  gtk_widget_show (st->progress);
+  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (st->progress),
+                                 g_atomic_int_get (&st->job->permille) / 1000.0);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+job_done (gpointer data)
+{
+  PreviewJob   *job = data;
+  PreviewState *st  = job->st;
+
+  st->job = NULL;
+  if (!g_atomic_int_get (&job->cancel))
+    {
+      g_clear_object (&st->result);
+      g_clear_pointer (&st->result_note, g_free);
+      g_clear_pointer (&st->failed, g_free);
+      st->result      = g_steal_pointer (&job->result);
+      st->result_vals = job->vals;
+      st->result_note = g_steal_pointer (&job->talk.notice);
+      st->failed      = g_steal_pointer (&job->talk.failed);
+      ht_view_redraw (st->view);
+    }
+  job_free (job);
+  if (st->again)
+    {
+      st->again = FALSE;
+      preview_changed (st);
+    }
+  update_status (st);
+  return G_SOURCE_REMOVE;
+}
+
+/* Cancels the computation under way and waits for it (closing). */
+static void
+job_stop (PreviewState *st)
+{
+  if (!st->job)
+    return;
+  g_atomic_int_set (&st->job->cancel, 1);
+  g_thread_join (st->job->thread);
+  st->job->thread = g_thread_self (); /* joined; job_free must not again */
+  g_source_remove (st->job->done_id);
+  g_clear_object (&st->job->result);
+  g_object_unref (st->job->source);
+  g_free (st->job->talk.failed);
+  g_free (st->job->talk.notice);
+  g_free (st->job);
+  st->job = NULL;
+}
+
+/* After any change: the coefficients' message, OK's sensitivity, and a
+ * new preview computation. */
+static void
+preview_changed (PreviewState *st)
+{
+  gchar *problem = check_vals (st->vals);
+
+  /* the parser's message (with the position) next to the field; OK only
+   * for values that can run */
+  if (st->vals->algorithm == HT_FILTER_CUSTOM && problem)
+    gtk_label_set_text (GTK_LABEL (st->coef_error), problem);
+  gtk_widget_set_visible (st->coef_error, st->vals->algorithm == HT_FILTER_CUSTOM && problem);
+  gtk_dialog_set_response_sensitive (GTK_DIALOG (st->dialog), GTK_RESPONSE_OK, problem == NULL);
+  g_free (problem);
+  if (!st->source || gtk_widget_get_visible (st->coef_error) ||
+      (st->result && same_vals (&st->result_vals, st->vals) && !st->job))
+    {
+      update_status (st);
+      return;
+    }
+  if (st->job)
+    {
+      g_atomic_int_set (&st->job->cancel, 1);
+      st->again = TRUE;
+      update_status (st);
+      return;
+    }
+  st->job         = g_new0 (PreviewJob, 1);
+  st->job->st     = st;
+  st->job->vals   = *st->vals;
+  st->job->source = g_object_ref (st->source);
+  st->job->thread = g_thread_new ("halftone-preview", job_run, st->job);
+  if (!st->progress_timer)
+    st->progress_timer = g_timeout_add (100, show_progress, st);
+  update_status (st);
+}
+
+/* ------------------------------------------------------------ GPU */
+
+/* Whether backend cuda can run here, found once per dialog in a thread
+ * (opening a GPU takes a large part of a second): a small run on it. */
+static gpointer
+gpu_probe (gpointer data)
+{
+  PreviewState *st = data;
+  guint8        pixels[64 * 64], levels[64 * 64];
+  ht_image      in  = { 64, 64, 64, 1, HT_FORMAT_U8, pixels };
+  ht_image      out = { 64, 64, 64, 1, HT_FORMAT_U8, levels };
+  ht_params     params;
+  ht_context   *ctx = ht_context_new ();
+
+  memset (pixels, 128, sizeof pixels);
+  ht_params_init (&params);
+  if (!ctx)
+    st->gpu_why = g_strdup ("out of memory");
+  else
+    {
+      ht_context_set_backend (ctx, HT_BACKEND_CUDA);
+      ht_context_set_threads (ctx, 1);
+      if (ht_run (ctx, &in, &out, &params) != HT_OK)
+        st->gpu_why = g_strdup (ht_context_message (ctx));
+      ht_context_free (ctx);
+    }
+  return NULL;
+}
+
+static gboolean
+gpu_show (gpointer data)
+{
+  PreviewState *st = data;
+  gchar        *text;
+
+  if (!st->gpu_known)
+    return G_SOURCE_CONTINUE;
+  if (st->gpu_why)
+    /* TRANSLATORS: %s: why, e.g. "backend cuda: no NVIDIA driver (...)" */
+    text = g_strdup_printf (_("No usable GPU (%s): the CPU computes, with the same result."), st->gpu_why);
+  else
+    text = g_strdup (_("An NVIDIA GPU is usable."));
+  gtk_label_set_text (GTK_LABEL (st->gpu_label), text);
+  g_free (text);
+  return G_SOURCE_REMOVE;
+}
+
+static gpointer
+gpu_probe_thread (gpointer data)
+{
+  PreviewState *st = data;
+
+  gpu_probe (st);
+  g_atomic_int_set (&st->gpu_known, TRUE);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ dialog */
 
 static void
 update_sensitivity (PreviewState *st)
@@ -467,7 +680,7 @@ on_algorithm_changed (GtkWidget *combo, PreviewState *st)
 {
   gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), &st->vals->algorithm);
   update_sensitivity (st);
-  gimp_preview_invalidate (GIMP_PREVIEW (st->preview));
+  preview_changed (st);
 }
 
 static void
@@ -480,14 +693,21 @@ static void
 on_coef_changed (GtkEntry *entry, PreviewState *st)
 {
   g_strlcpy (st->vals->coefficients, gtk_entry_get_text (entry), COEF_MAX);
-  gimp_preview_invalidate (GIMP_PREVIEW (st->preview));
+  preview_changed (st);
 }
 
 static void
 on_invalidate (GtkWidget *widget, PreviewState *st)
 {
   (void) widget;
-  gimp_preview_invalidate (GIMP_PREVIEW (st->preview));
+  preview_changed (st);
+}
+
+static void
+on_zoom_changed (GtkWidget *combo, PreviewState *st)
+{
+  gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), &st->vals->zoom);
+  ht_view_set_zoom (st->view, st->vals->zoom);
 }
 
 static GtkWidget *
@@ -518,6 +738,21 @@ attach_row (GtkWidget *table, gint row, const gchar *label, GtkWidget *widget, G
     *label_out = l;
 }
 
+/* A wrapped italic note in the table's second column. */
+static GtkWidget *
+attach_note (GtkWidget *table, gint row)
+{
+  GtkWidget *l = gtk_label_new ("");
+
+  gtk_label_set_line_wrap (GTK_LABEL (l), TRUE);
+  gtk_widget_set_size_request (l, 260, -1);
+  gtk_misc_set_alignment (GTK_MISC (l), 0.0, 0.5);
+  gimp_label_set_attributes (GTK_LABEL (l), PANGO_ATTR_STYLE, PANGO_STYLE_ITALIC, -1);
+  gtk_table_attach (GTK_TABLE (table), l, 1, 2, (guint) row, (guint) row + 1, GTK_FILL, GTK_FILL, 0, 0);
+  gtk_widget_show (l);
+  return l;
+}
+
 static GtkWidget *
 spin (gint *value, gint lower, gint upper, PreviewState *st)
 {
@@ -531,13 +766,43 @@ spin (gint *value, gint lower, gint upper, PreviewState *st)
   return spin;
 }
 
+/* Help opens the project's documentation of the dialog (installed with
+ * the plug-in), not GIMP's manual, which does not know it. */
+static void
+show_help (const gchar *help_id, gpointer data)
+{
+  const gchar *doc = HT_DOCDIR "/gimp.html";
+  gchar       *uri;
+  GError      *error = NULL;
+
+  (void) help_id;
+  (void) data;
+  if (!g_file_test (doc, G_FILE_TEST_EXISTS))
+    doc = HT_DOCDIR "/gimp.md";
+  uri = g_filename_to_uri (doc, NULL, NULL);
+  if (!uri || !gtk_show_uri (NULL, uri, GDK_CURRENT_TIME, &error))
+    {
+      /* TRANSLATORS: %s: a file name */
+      g_message (_("The documentation is in %s (it could not be opened: %s)."), doc,
+                 error ? error->message : "no URI");
+      g_clear_error (&error);
+    }
+  g_free (uri);
+}
+
+/* The dialog: the preview on the left, the options on the right in a
+ * scrolled column (it fits a 768-pixel-high screen however many options
+ * there are), the technical ones in an Advanced section. Returns whether
+ * OK was pressed; *ready gets the preview's result where it was computed
+ * for the final values. */
 static gboolean
-dialog (gint32 drawable_id, HalftoneVals *vals)
+dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
 {
   PreviewState st = { 0 };
-  GtkWidget   *dlg, *vbox, *table, *w, *hint;
+  GtkWidget   *dlg, *hbox, *left, *scroll, *right, *table, *adv, *expander, *w, *hint, *zbox;
   gboolean     ok;
-  gint         row = 0;
+  gint         row = 0, arow = 0, x = 0, y = 0, width = 1, height = 1;
+  GeglRectangle region;
 
   gimp_ui_init (PLUG_IN_BINARY, FALSE);
 
@@ -547,31 +812,82 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
 
   dlg = gimp_dialog_new (_("Halftone (Error Diffusion)"), PLUG_IN_ROLE,
                          NULL, 0,
-                         gimp_standard_help_func, PLUG_IN_PROC,
+                         show_help, PLUG_IN_PROC,
                          _("_Cancel"), GTK_RESPONSE_CANCEL,
                          _("_OK"),     GTK_RESPONSE_OK,
                          NULL);
+  st.dialog = dlg;
   gtk_dialog_set_alternative_button_order (GTK_DIALOG (dlg), GTK_RESPONSE_OK,
                                            GTK_RESPONSE_CANCEL, -1);
   gimp_window_set_transient (GTK_WINDOW (dlg));
 
-  vbox = gtk_vbox_new (FALSE, 12);
-  gtk_container_set_border_width (GTK_CONTAINER (vbox), 12);
-  gtk_box_pack_start (GTK_BOX (gtk_dialog_get_content_area (GTK_DIALOG (dlg))),
-                      vbox, TRUE, TRUE, 0);
-  gtk_widget_show (vbox);
+  hbox = gtk_hbox_new (FALSE, 12);
+  gtk_container_set_border_width (GTK_CONTAINER (hbox), 12);
+  gtk_box_pack_start (GTK_BOX (gtk_dialog_get_content_area (GTK_DIALOG (dlg))), hbox, TRUE, TRUE, 0);
+  left = gtk_vbox_new (FALSE, 6);
+  gtk_box_pack_start (GTK_BOX (hbox), left, TRUE, TRUE, 0);
 
-  /* 1:1 by default: a halftone seen scaled down is meaningless. */
-  st.preview = gimp_drawable_preview_new_from_drawable_id (drawable_id);
-  gtk_box_pack_start (GTK_BOX (vbox), st.preview, TRUE, TRUE, 0);
-  gtk_widget_show (st.preview);
-  g_signal_connect (st.preview, "invalidated", G_CALLBACK (preview_draw), &st);
+  /* The view shows the selection's bounds with a border of the layer
+   * around them, 1:1 by default: a halftone seen scaled down is
+   * meaningless. */
+  gimp_drawable_mask_intersect (drawable_id, &x, &y, &width, &height);
+  {
+    const gint dw = gimp_drawable_width (drawable_id), dh = gimp_drawable_height (drawable_id);
+    const gint bx = MIN (16, x), by = MIN (16, y);
+
+    region = (GeglRectangle) { x - bx, y - by, MIN (dw - x + bx, width + bx + 16),
+                               MIN (dh - y + by, height + by + 16) };
+    region.width  = MAX (1, region.width);
+    region.height = MAX (1, region.height);
+  }
+  st.view = ht_view_new (&region, 420, 300, preview_fill, &st);
+  gtk_box_pack_start (GTK_BOX (left), ht_view_widget (st.view), TRUE, TRUE, 0);
+
+  zbox = gtk_hbox_new (FALSE, 6);
+  w = int_combo (_("1:1 (actual pixels)"), 1, "2:1", 2, "3:1", 3, "4:1", 4, "8:1", 8, NULL);
+  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->zoom);
+  g_signal_connect (w, "changed", G_CALLBACK (on_zoom_changed), &st);
+  {
+    GtkWidget *l = gtk_label_new_with_mnemonic (_("Preview _zoom:"));
+
+    gtk_label_set_mnemonic_widget (GTK_LABEL (l), w);
+    gtk_box_pack_start (GTK_BOX (zbox), l, FALSE, FALSE, 0);
+  }
+  gtk_box_pack_start (GTK_BOX (zbox), w, FALSE, FALSE, 0);
+  st.progress = gtk_progress_bar_new ();
+  gtk_box_pack_start (GTK_BOX (zbox), st.progress, TRUE, TRUE, 0);
+  gtk_box_pack_start (GTK_BOX (left), zbox, FALSE, FALSE, 0);
+  gtk_widget_show_all (zbox);
+  gtk_widget_hide (st.progress);
+
+  st.status = gtk_label_new ("");
+  gtk_label_set_line_wrap (GTK_LABEL (st.status), TRUE);
+  gtk_widget_set_size_request (st.status, 400, -1);
+  gtk_misc_set_alignment (GTK_MISC (st.status), 0.0, 0.5);
+  gtk_box_pack_start (GTK_BOX (left), st.status, FALSE, FALSE, 0);
+
+  hint = gtk_label_new (_("The preview shows the exact result: the whole selection is "
+                          "halftoned, then the visible part is shown. Drag it to move."));
+  gtk_label_set_line_wrap (GTK_LABEL (hint), TRUE);
+  gtk_widget_set_size_request (hint, 400, -1);
+  gtk_misc_set_alignment (GTK_MISC (hint), 0.0, 0.5);
+  gimp_label_set_attributes (GTK_LABEL (hint), PANGO_ATTR_STYLE, PANGO_STYLE_ITALIC, -1);
+  gtk_box_pack_start (GTK_BOX (left), hint, FALSE, FALSE, 0);
+  gtk_widget_show_all (left);
+
+  scroll = gtk_scrolled_window_new (NULL, NULL);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_shadow_type (GTK_SCROLLED_WINDOW (scroll), GTK_SHADOW_NONE);
+  gtk_widget_set_size_request (scroll, -1, 320);
+  gtk_box_pack_start (GTK_BOX (hbox), scroll, FALSE, FALSE, 0);
+  right = gtk_vbox_new (FALSE, 12);
+  gtk_scrolled_window_add_with_viewport (GTK_SCROLLED_WINDOW (scroll), right);
+  gtk_viewport_set_shadow_type (GTK_VIEWPORT (gtk_bin_get_child (GTK_BIN (scroll))), GTK_SHADOW_NONE);
 
   table = gtk_table_new (9, 2, FALSE);
   gtk_table_set_row_spacings (GTK_TABLE (table), 6);
   gtk_table_set_col_spacings (GTK_TABLE (table), 12);
-  gtk_box_pack_start (GTK_BOX (vbox), table, FALSE, FALSE, 0);
-  gtk_widget_show (table);
+  gtk_box_pack_start (GTK_BOX (right), table, FALSE, FALSE, 0);
 
   w = list_combo (HT_LIST_FILTERS);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->algorithm);
@@ -587,6 +903,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
                                  "'/ divisor' at the end; for example \"- * 7; 3 5 1 / 16\""));
   g_signal_connect (st.coef_entry, "changed", G_CALLBACK (on_coef_changed), &st);
   attach_row (table, row++, _("C_oefficients:"), st.coef_entry, &st.coef_label);
+  st.coef_error = attach_note (table, row++);
 
   w = spin (&vals->levels, 2, 256, &st);
   attach_row (table, row++, _("_Levels:"), w, NULL);
@@ -611,51 +928,49 @@ dialog (gint32 drawable_id, HalftoneVals *vals)
   gtk_widget_show (w);
   row++;
 
+  /* Advanced: where it runs. Every backend gives the same bits. */
+  expander = gtk_expander_new_with_mnemonic (_("Ad_vanced"));
+  gtk_box_pack_start (GTK_BOX (right), expander, FALSE, FALSE, 0);
+  adv = gtk_table_new (3, 2, FALSE);
+  gtk_table_set_row_spacings (GTK_TABLE (adv), 6);
+  gtk_table_set_col_spacings (GTK_TABLE (adv), 12);
+  gtk_container_add (GTK_CONTAINER (expander), adv);
+
   w = list_combo (HT_LIST_BACKENDS);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->backend);
   g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->backend);
-  attach_row (table, row++, _("_Backend:"), w, NULL);
-
-  w = spin (&vals->threads, 0, 1024, NULL);
-  gtk_widget_set_tooltip_text (w, _("CPU threads to use (0 = all cores)"));
-  attach_row (table, row++, _("_Threads:"), w, NULL);
-
-  w = int_combo (_("1:1 (actual pixels)"), 1, "2:1", 2, "3:1", 3, "4:1", 4, "8:1", 8, NULL);
-  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->zoom);
-  g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->zoom);
   g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
-  attach_row (table, row++, _("Preview _zoom:"), w, NULL);
+  attach_row (adv, arow++, _("_Backend:"), w, NULL);
+  st.gpu_label = attach_note (adv, arow++);
+  gtk_label_set_text (GTK_LABEL (st.gpu_label), _("Looking for a GPU…"));
 
-  st.status = gtk_label_new ("");
-  gtk_label_set_line_wrap (GTK_LABEL (st.status), TRUE);
-  gtk_misc_set_alignment (GTK_MISC (st.status), 0.0, 0.5);
-  gtk_box_pack_start (GTK_BOX (vbox), st.status, FALSE, FALSE, 0);
-  gtk_widget_show (st.status);
+  w = spin (&vals->threads, 0, 1024, &st);
+  gtk_widget_set_tooltip_text (w, _("CPU threads to use (0 = all cores)"));
+  attach_row (adv, arow++, _("_Threads:"), w, NULL);
 
-  hint = gtk_label_new (_("The preview shows the exact result: the whole image is "
-                          "halftoned, then the visible part is shown."));
-  gtk_label_set_line_wrap (GTK_LABEL (hint), TRUE);
-  gimp_label_set_attributes (GTK_LABEL (hint), PANGO_ATTR_STYLE, PANGO_STYLE_ITALIC, -1);
-  gtk_box_pack_start (GTK_BOX (vbox), hint, FALSE, FALSE, 0);
-  gtk_widget_show (hint);
-
+  gtk_widget_show_all (hbox);
   update_sensitivity (&st);
+  st.gpu_probe = g_thread_new ("halftone-gpu-probe", gpu_probe_thread, &st);
+  g_timeout_add (100, gpu_show, &st);
+  preview_changed (&st);
+  ht_view_set_zoom (st.view, vals->zoom);
   gtk_widget_show (dlg);
-  /* Room for a useful amount of dots at 1:1; set after the preview's
-   * style handler has applied its default size, which it would reset. */
-  if (st.source)
-    {
-      const GeglRectangle *bounds = gegl_buffer_get_extent (st.source);
-
-      gtk_widget_set_size_request (gimp_preview_get_area (GIMP_PREVIEW (st.preview)),
-                                   MIN (440, bounds->width), MIN (320, bounds->height));
-    }
 
   ok = gimp_dialog_run (GIMP_DIALOG (dlg)) == GTK_RESPONSE_OK;
 
+  job_stop (&st);
+  if (st.progress_timer)
+    g_source_remove (st.progress_timer);
+  g_thread_join (st.gpu_probe);
+  g_source_remove_by_user_data (&st); /* gpu_show, where still waiting */
+  *ready = ok && st.result && same_vals (&st.result_vals, vals) ? g_steal_pointer (&st.result) : NULL;
   gtk_widget_destroy (dlg);
+  ht_view_free (st.view);
   g_clear_object (&st.result);
   g_clear_object (&st.source);
+  g_free (st.result_note);
+  g_free (st.failed);
+  g_free (st.gpu_why);
   return ok;
 }
 
@@ -674,6 +989,7 @@ run (const gchar      *name,
   HalftoneVals      vals = defaults;
   GimpPDBStatusType status = GIMP_PDB_SUCCESS;
   gchar            *error = NULL;
+  GeglBuffer       *ready = NULL; /* the preview's result for the final values */
 
   (void) name;
   bindtextdomain (GETTEXT_PACKAGE, HT_LOCALEDIR);
@@ -712,7 +1028,7 @@ run (const gchar      *name,
             vals = defaults; /* stored values from an older version */
           g_free (stale);
         }
-        if (!dialog (drawable_id, &vals))
+        if (!dialog (drawable_id, &vals, &ready))
           status = GIMP_PDB_CANCEL;
         break;
 
@@ -754,7 +1070,7 @@ run (const gchar      *name,
 
   if (status == GIMP_PDB_SUCCESS)
     {
-      if (!apply (drawable_id, &vals, &error))
+      if (!apply (drawable_id, &vals, ready, &error))
         status = GIMP_PDB_EXECUTION_ERROR;
       else
         {
@@ -765,6 +1081,7 @@ run (const gchar      *name,
         }
     }
 
+  g_clear_object (&ready);
   values[0].data.d_status = status;
   if (error)
     {
