@@ -12,6 +12,7 @@
  */
 #include "cuda_loader.h"
 #include "../cuda/module.h"
+#include "color/color.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -256,4 +257,64 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
 
   char why[HT_MSG_MAX] = "";
   return status_of(job, c->api->run(c->dev, v, &job->filter, job->levels, &io, why, sizeof why), why);
+}
+
+ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
+{
+  const ht_color_job *cj = job->color;
+  const int P = cj->planes;
+  const int64_t w = cj->rows[0].width, h = cj->rows[0].height;
+  const size_t plane = (size_t)w * (size_t)h;
+  ht_cuda_color cc;
+  memset(&cc, 0, sizeof cc);
+  cc.width = w;
+  cc.height = h;
+  cc.planes = P;
+  for (int j = 0; j < P; j++) {
+    cc.levels[j] = cj->levels[j];
+    cc.forward[j] = cj->forward[j];
+    cc.backward[j] = cj->backward[j];
+  }
+  cc.amount = cj->amount;
+  cc.seed = job->seed;
+  uint16_t *in = ht_alloc_raw(job, plane * (size_t)P, sizeof *in);
+  uint8_t *out = ht_alloc_raw(job, plane * (size_t)P, 1);
+  int32_t *row = ht_alloc_raw(job, (size_t)w * (size_t)(P + 3), sizeof *row);
+  ht_status s = HT_OK;
+  if (!in || !out || !row) {
+    s = HT_ERR_NO_MEMORY;
+    goto done;
+  }
+  int32_t *dst[4];
+  for (int j = 0; j < P; j++)
+    dst[j] = row + (size_t)j * (size_t)w;
+  for (int64_t y = 0; y < h; y++) {
+    ht_color_load(cj, y, 0, w, dst, row + (size_t)P * (size_t)w);
+    for (int j = 0; j < P; j++)
+      for (int64_t x = 0; x < w; x++) /* HT_FX values (separated too) are 0..65535 */
+        in[(size_t)j * plane + (size_t)y * (size_t)w + (size_t)x] = (uint16_t)dst[j][x];
+  }
+  cc.in = in;
+  cc.out = out;
+  char why[HT_MSG_MAX] = "";
+  int r = c->api->color_pd(c->dev, &job->filter, &cc, why, sizeof why);
+  switch (r) {
+  case HT_CUDA_OK: break;
+  case HT_CUDA_ERR_NO_MEMORY: ht_set_msg(job->msg, "GPU out of memory: %s", why); s = HT_ERR_NO_MEMORY; goto done;
+  case HT_CUDA_ERR_UNSUPPORTED: ht_set_msg(job->msg, "%s", why); s = HT_ERR_UNSUPPORTED; goto done;
+  case HT_CUDA_ERR_NO_GPU: ht_set_msg(job->msg, "%s", why); s = HT_ERR_NO_GPU; goto done;
+  default: ht_set_msg(job->msg, "%s", why[0] ? why : "GPU failure"); s = HT_ERR_GPU; goto done;
+  }
+  if (getenv("HT_CUDA_COLOR_TIMES")) /* tools/bench: the kernel alone */
+    fprintf(stderr, "gpu-pd kernel: %.3f ms\n", cc.kernel_ms);
+  for (int64_t y = 0; y < h; y++)
+    for (int j = 0; j < P; j++)
+      cj->rows[j].store(&cj->rows[j], y, 0, w, out + (size_t)j * plane + (size_t)y * (size_t)w);
+  if (!ht_job_tick(job, h, h))
+    s = HT_ERR_CANCELLED;
+done:
+  free(in);
+  free(out);
+  free(row);
+  return s;
 }

@@ -14,6 +14,11 @@ void ht_cuda_close(ht_cuda *cuda);
 /* Runs the job's plane on the GPU with GPU variant `variant`. */
 ht_status ht_cuda_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, ht_variant variant);
 
+/* Runs plane-dependent colour error diffusion (job->color, all planes)
+ * on the GPU: the planes are loaded (and separated) here, halftoned in
+ * the module (cuda/color_pd.cu) and stored here. */
+ht_status ht_cuda_color_run(ht_cuda *cuda, ht_job *job);
+
 /* Runs a search method over one plane in the module (cuda/module.h's
  * ht_cuda_search, filled by the caller but for tick and user, which go
  * to the job's progress); the module's failures as statuses with the

@@ -14,6 +14,11 @@
 #define N_(text) text
 
 static ht_status run(ht_job *job, const ht_rows *rows) { return ht_cuda_run(job->cuda, job, rows, job->variant); }
+static ht_status run_pd(ht_job *job, const ht_rows *rows)
+{
+  (void)rows; /* all planes are in job->color */
+  return ht_cuda_color_run(job->cuda, job);
+}
 
 /* ------------------------------------------------------- search methods */
 
@@ -138,6 +143,9 @@ const ht_impl ht_impls_cuda[] = {
   { HT_VARIANT_GPU_PB_PED_RC, "gpu-pb-ped-rc", N_("GPU: parallelogram blocks, PED, register caching"), ED, 0, run },
   { HT_VARIANT_GPU_PB_PEC, "gpu-pb-pec", N_("GPU: parallelogram blocks, PEC"), ED, 0, run },
   { HT_VARIANT_GPU_PB_PEC_RC, "gpu-pb-pec-rc", N_("GPU: parallelogram blocks, PEC, register caching"), ED, 0, run },
+  /* plane-dependent colour (cuda/color_pd.cu): the exact k-delay scan */
+  { HT_VARIANT_GPU_PD, "gpu-pd", N_("GPU: plane-dependent colour, exact scan"), HT_METHOD_PLANE_DEPENDENT,
+    HT_BACKEND_CUDA, 0, run_pd },
   /* The search methods: a thread block per q x q block of a group, its
    * windows' patterns over the threads (Kouge et al. Sec. IV); a warp
    * per block for DBS */

@@ -93,9 +93,18 @@ int m_run(void *p, int variant, const ht_filter *f, int levels, const ht_cuda_io
   return r;
 }
 
+} // namespace
+
+int m_color_pd(void *p, const ht_filter *f, ht_cuda_color *c, char *msg, size_t n)
+{
+  return p ? color_pd((dev *)p, f, c, msg, n) : HT_CUDA_ERR_UNSUPPORTED;
+}
+
+namespace {
+
 const ht_cuda_module_api api = {
   HT_CUDA_ABI, m_open, m_close, m_info, m_run, m_host_alloc, m_host_free, m_bench_kernel, m_bench_transfer,
-  m_bench_probe, m_search,
+  m_bench_probe, m_search, m_color_pd,
 };
 
 } // namespace

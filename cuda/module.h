@@ -12,6 +12,7 @@
  * ABI 2: run and bench_kernel take the core's ht_filter and the level
  * count; ht_cuda_io carries rows (carry_in, carry_out).
  * ABI 3: search, the search methods LES, PES and DBS (ht_cuda_search).
+ * ABI 4: color_pd, plane-dependent colour error diffusion (ht_cuda_color).
  */
 #ifndef HT_CUDA_MODULE_H
 #define HT_CUDA_MODULE_H
@@ -26,7 +27,7 @@
 extern "C" {
 #endif
 
-#define HT_CUDA_ABI 3
+#define HT_CUDA_ABI 4
 #define HT_CUDA_ENTRY "ht_cuda_module_entry"
 
 /* Results of the module's functions. */
@@ -116,6 +117,23 @@ typedef struct ht_cuda_search_s {
   int64_t rounds, searched, changed;
 } ht_cuda_search;
 
+/* Plane-dependent colour error diffusion (core/color/, docs/color.md):
+ * every plane of an image at once, bit for bit core/color/pd.c. The
+ * planes come separated (CMYK already made from RGB) and leave as level
+ * indices; weights and amount are the Q12 integers of core/color/pd.h. */
+typedef struct {
+  int64_t width, height;
+  int planes;                 /* 1..4                                  */
+  const uint16_t *in;         /* [plane][y][x] HT_FX values            */
+  uint8_t *out;               /* [plane][y][x] level indices           */
+  int levels[4];
+  int32_t forward[4], backward[4]; /* Q12; forward of the last plane and
+                                 backward of the first are 0           */
+  int32_t amount;             /* Q12 randomisation of the filter       */
+  uint64_t seed;
+  double kernel_ms;           /* out: the kernel's time alone          */
+} ht_cuda_color;
+
 typedef struct {
   char name[128];
   int cc_major, cc_minor;
@@ -155,6 +173,9 @@ typedef struct ht_cuda_module_api {
   /* ABI 3: runs a search method over one plane (ht_cuda_search), bit
    * for bit core/search/'s parallel schedule. */
   int (*search)(void *dev, ht_cuda_search *s, char *msg, size_t msg_size);
+  /* ABI 4: plane-dependent colour error diffusion of a whole image
+   * (ht_cuda_color) with filter f, exact. */
+  int (*color_pd)(void *dev, const ht_filter *f, ht_cuda_color *c, char *msg, size_t msg_size);
 } ht_cuda_module_api;
 
 typedef const ht_cuda_module_api *(*ht_cuda_entry_fn)(int abi);

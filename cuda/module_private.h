@@ -133,6 +133,9 @@ bool faulted(dev *d, ctx_err &ce);
 /* --------------------------------------------------- search_run.cu */
 
 int m_search(void *p, ht_cuda_search *s, char *msg, size_t n);
+/* color_pd.cu: plane-dependent colour error diffusion */
+int color_pd(dev *d, const ht_filter *f, ht_cuda_color *c, char *msg, size_t n);
+int m_color_pd(void *p, const ht_filter *f, ht_cuda_color *c, char *msg, size_t n);
 
 /* ------------------------------------------------------- bench.cu */
 

@@ -1,0 +1,156 @@
+/* Plane-dependent colour error diffusion on the GPU (variant gpu-pd,
+ * cuda/color_pd.cu) against the CPU (pd-threads, itself tested against
+ * an independent reference in tests/core/test-color.c): the same bits for
+ * RGB and CMYK, levels 2/3/16, several filters, weights 0/0.2/0.5,
+ * randomisation 0/1, awkward shapes. Exits 77 where no GPU is usable.
+ *
+ * usage: test-color-gpu [check | bench W H] (bench: the times of gray
+ * wavefront, gray gpu-fast, RGB pd-threads and RGB gpu-pd on one W x H
+ * image; set HT_CUDA_COLOR_TIMES=1 for the kernel alone) */
+#include "ht-test.h"
+
+#include <time.h>
+
+static double now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint8_t *make_rgb(int64_t w, int64_t h, uint64_t seed)
+{
+  uint8_t *in = xmalloc((size_t)(w * h * 3));
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (int64_t y = 0; y < h; y++)
+    for (int64_t x = 0; x < w; x++)
+      for (int c = 0; c < 3; c++) {
+        uint64_t r = rng_next(&s);
+        in[(y * w + x) * 3 + c] = (uint8_t)((x * 255 / (w > 1 ? w - 1 : 1) + (int64_t)(r >> 61) * 9 + c * 40 + y) & 255);
+      }
+  return in;
+}
+
+/* runs with variant v; the output has `planes` 8-bit channels */
+static ht_status run(ht_context *ctx, const uint8_t *in, int64_t w, int64_t h, ht_params *p, ht_variant v, int planes,
+                     uint8_t *out)
+{
+  ht_image i = { w, h, (size_t)(w * 3), 3, HT_FORMAT_U8, (void *)(uintptr_t)in };
+  ht_image o = { w, h, (size_t)(w * planes), planes, HT_FORMAT_U8, out };
+  p->variant = v;
+  ht_context_set_backend(ctx, ht_variant_backend(v));
+  return ht_run(ctx, &i, &o, p);
+}
+
+static int check(ht_context *ctx)
+{
+  const int64_t shapes[][2] = { { 1, 1 }, { 33, 17 }, { 5, 70 }, { 301, 97 }, { 1000, 700 } };
+  const char *filters[] = { "floyd-steinberg", "jarvis-judice-ninke", "atkinson", "sierra-lite" };
+  const int lv[3] = { 2, 3, 16 };
+  const double ws[3] = { 0, 0.2, 0.5 };
+  int runs = 0;
+  for (int k = 0; k < 30; k++) {
+    const int64_t w = shapes[k % 5][0], h = shapes[k % 5][1];
+    uint8_t *in = make_rgb(w, h, (uint64_t)k + 1);
+    ht_params p;
+    ht_params_init(&p);
+    p.filter = *ht_filter_by_name(filters[k % 4]);
+    p.color = k % 2 ? HT_COLOR_CMYK : HT_COLOR_PLANE_DEPENDENT;
+    p.levels = lv[(k / 2) % 3];
+    if (k % 7 == 3)
+      p.plane_levels[1] = 5;
+    for (int j = 0; j < 4; j++) {
+      p.plane_weights.forward[j] = ws[(k / 3) % 3];
+      p.plane_weights.backward[j] = ws[(k / 3) % 3] * (k % 4 == 1 ? 0.5 : 1.0);
+    }
+    p.randomize = (k / 5) % 2 ? 1.0 : 0.0;
+    p.black = 0.75;
+    p.seed = (uint64_t)k * 31;
+    const int planes = k % 2 ? 4 : 3;
+    uint8_t *a = xmalloc((size_t)(w * h * planes)), *b = xmalloc((size_t)(w * h * planes));
+    ht_context_set_threads(ctx, 4);
+    ht_status s = run(ctx, in, w, h, &p, HT_VARIANT_PD_THREADS, planes, a);
+    CHECK(s == HT_OK, "pd-threads: %s", ht_context_message(ctx));
+    s = run(ctx, in, w, h, &p, HT_VARIANT_GPU_PD, planes, b);
+    if (s == HT_ERR_NO_GPU) {
+      printf("no usable GPU: %s\n", ht_context_message(ctx));
+      free(in), free(a), free(b);
+      return SKIP;
+    }
+    CHECK(s == HT_OK, "gpu-pd: %s", ht_context_message(ctx));
+    CHECK(s != HT_OK || memcmp(a, b, (size_t)(w * h * planes)) == 0,
+          "gpu-pd differs from pd-threads: %lldx%lld %s, filter %s, levels %d, weights %g/%g, randomize %g",
+          (long long)w, (long long)h, planes == 4 ? "cmyk" : "rgb", p.filter.name, p.levels,
+          p.plane_weights.forward[0], p.plane_weights.backward[0], p.randomize);
+    runs++;
+    free(in), free(a), free(b);
+  }
+  printf("check: %d comparisons\n", runs);
+  return test_finish("test-color-gpu");
+}
+
+static double best_of(ht_context *ctx, const uint8_t *in, int64_t w, int64_t h, ht_params *p, ht_variant v, int channels,
+                      int planes, uint8_t *out, int reps)
+{
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    ht_image i = { w, h, (size_t)(w * channels), channels, HT_FORMAT_U8, (void *)(uintptr_t)in };
+    ht_image o = { w, h, (size_t)(w * planes), planes, HT_FORMAT_U8, out };
+    p->variant = v;
+    ht_context_set_backend(ctx, ht_variant_backend(v));
+    double t0 = now_ms();
+    ht_status s = ht_run(ctx, &i, &o, p);
+    double t = now_ms() - t0;
+    if (s != HT_OK) {
+      printf("%s: %s\n", ht_variant_name(v), ht_context_message(ctx));
+      return -1;
+    }
+    best = t < best ? t : best;
+  }
+  return best;
+}
+
+static int bench(ht_context *ctx, int64_t w, int64_t h)
+{
+  uint8_t *rgb = make_rgb(w, h, 7);
+  uint8_t *gray = xmalloc((size_t)(w * h));
+  for (int64_t i = 0; i < w * h; i++)
+    gray[i] = rgb[i * 3 + 1];
+  uint8_t *o1 = xmalloc((size_t)(w * h * 3)), *o2 = xmalloc((size_t)(w * h * 3));
+  ht_context_set_threads(ctx, 0);
+  ht_params p;
+  ht_params_init(&p);
+  const double px = (double)w * (double)h;
+  double t;
+  t = best_of(ctx, gray, w, h, &p, HT_VARIANT_WAVEFRONT, 1, 1, o1, 3);
+  printf("gray wavefront (CPU, all cores): %.1f ms, %.1f Mpx/s\n", t, px / t / 1e3);
+  t = best_of(ctx, gray, w, h, &p, HT_VARIANT_GPU_FAST, 1, 1, o1, 3);
+  printf("gray gpu-fast (end to end): %.1f ms, %.1f Mpx/s\n", t, px / t / 1e3);
+  p.color = HT_COLOR_PLANE_DEPENDENT;
+  for (int j = 0; j < 4; j++)
+    p.plane_weights.forward[j] = p.plane_weights.backward[j] = 0.2;
+  for (int r = 0; r < 2; r++) {
+    p.randomize = r;
+    double tc = best_of(ctx, rgb, w, h, &p, HT_VARIANT_PD_THREADS, 3, 3, o1, 2);
+    printf("RGB pd-threads (CPU, all cores), randomize %d: %.1f ms, %.1f Mpx/s\n", r, tc, px / tc / 1e3);
+    double tg = best_of(ctx, rgb, w, h, &p, HT_VARIANT_GPU_PD, 3, 3, o2, 2);
+    printf("RGB gpu-pd (end to end), randomize %d: %.1f ms, %.1f Mpx/s\n", r, tg, px / tg / 1e3);
+    CHECK(memcmp(o1, o2, (size_t)(w * h * 3)) == 0, "bench: gpu-pd differs from pd-threads");
+  }
+  free(rgb), free(gray), free(o1), free(o2);
+  return test_finish("test-color-gpu bench");
+}
+
+int main(int argc, char **argv)
+{
+  ht_context *ctx = ht_context_new();
+  if (!ctx)
+    return 99;
+  int rc;
+  if (argc > 3 && !strcmp(argv[1], "bench"))
+    rc = bench(ctx, atoll(argv[2]), atoll(argv[3]));
+  else
+    rc = check(ctx);
+  ht_context_free(ctx);
+  return rc;
+}
