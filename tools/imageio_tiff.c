@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -672,16 +674,13 @@ static void set_codec(TIFF *tif, uint16_t comp)
     TIFFSetField(tif, TIFFTAG_FILLORDER, FILLORDER_MSB2LSB);
 }
 
-bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
+/* The tags of gray or RGB(A) output, for `height` rows in strips of
+ * `rows`. */
+static void set_layout(TIFF *tif, const hti_out *o, uint32_t height, uint16_t comp, uint32_t rows)
 {
   bool bilevel = o->depth == 1 && o->channels == 1;
-  if (o->compression == HTI_COMPRESS_G4 && !bilevel)
-    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only");
-  writer w;
-  if (!writer_open(&w, fd, err, n))
-    return false;
-  TIFF *tif = w.tif;
-  set_common(tif, (uint32_t)o->width, (uint32_t)o->height, o->xdpi, o->ydpi, o->icc, o->icc_len);
+  TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)o->width);
+  TIFFSetField(tif, TIFFTAG_IMAGELENGTH, height);
   TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)o->channels);
   TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, (uint16_t)o->depth);
   TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
@@ -692,15 +691,116 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
     uint16_t extra = EXTRASAMPLE_UNASSALPHA;
     TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, 1, &extra);
   }
-  set_codec(tif, codec(o->compression, bilevel));
-  uint32_t rows = strip_rows(o->stride, (uint32_t)o->height);
+  set_codec(tif, comp);
   TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, rows);
-  bool ok = true;
-  for (uint32_t y = 0, s = 0; ok && y < (uint32_t)o->height; y += rows, s++) {
-    uint32_t k = (uint32_t)o->height - y < rows ? (uint32_t)o->height - y : rows;
-    if (TIFFWriteEncodedStrip(tif, s, o->pixels + (size_t)y * o->stride, (tmsize_t)((size_t)k * o->stride)) < 0)
-      ok = writer_fail(&w, err, n);
+}
+
+/* Strips are coded independently (a G4 strip starts from a white line, a
+ * Deflate strip is a stream of its own), so several threads code them at
+ * once, each through a TIFF of its own in memory holding that one strip,
+ * and the file gets the coded bytes as they are (TIFFWriteRawStrip), in
+ * order: the same file as coding them one after the other. */
+typedef struct {
+  const hti_out *o;
+  uint16_t comp;
+  uint32_t rows, first, count; /* strips [first, first + count) */
+  _Atomic uint32_t next;
+  uint8_t **data;
+  size_t *len;
+} strip_job;
+
+static void *code_strips(void *arg)
+{
+  strip_job *j = arg;
+  for (uint32_t i; (i = atomic_fetch_add(&j->next, 1)) < j->count;) {
+    uint32_t y = (j->first + i) * j->rows, h = (uint32_t)j->o->height;
+    uint32_t k = h - y < j->rows ? h - y : j->rows;
+    sink s;
+    memset(&s, 0, sizeof s);
+    s.fd = -1;
+    tiff_errors e = { "" };
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
+    if (!opts)
+      continue;
+    TIFFOpenOptionsSetErrorHandlerExtR(opts, on_tiff_error, &e);
+    TIFFOpenOptionsSetWarningHandlerExtR(opts, on_tiff_warning, &e);
+    TIFF *tif = TIFFClientOpenExt("strip", "w", (thandle_t)&s, sink_read, sink_write, sink_seek, sink_close, sink_size,
+                                  sink_map, sink_unmap, opts);
+    TIFFOpenOptionsFree(opts);
+    if (!tif)
+      continue;
+    set_layout(tif, j->o, k, j->comp, k);
+    /* the strip's bytes are in the sink once this returns (libtiff flushes
+     * them); the directory, never written, is not needed */
+    if (TIFFWriteEncodedStrip(tif, 0, j->o->pixels + (size_t)y * j->o->stride, (tmsize_t)((size_t)k * j->o->stride)) >= 0) {
+      uint64_t off = TIFFGetStrileOffset(tif, 0), cnt = TIFFGetStrileByteCount(tif, 0);
+      if (off <= s.len && cnt <= s.len - off && (j->data[i] = malloc(cnt ? cnt : 1)) != NULL) {
+        memcpy(j->data[i], s.mem + off, cnt);
+        j->len[i] = cnt;
+      }
+    }
+    TIFFClose(tif);
+    free(s.mem);
   }
+  return NULL;
+}
+
+#define MAX_CODERS 16
+
+bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
+{
+  bool bilevel = o->depth == 1 && o->channels == 1;
+  if (o->compression == HTI_COMPRESS_G4 && !bilevel)
+    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only");
+  writer w;
+  if (!writer_open(&w, fd, err, n))
+    return false;
+  TIFF *tif = w.tif;
+  set_common(tif, (uint32_t)o->width, (uint32_t)o->height, o->xdpi, o->ydpi, o->icc, o->icc_len);
+  uint16_t comp = codec(o->compression, bilevel);
+  uint32_t rows = strip_rows(o->stride, (uint32_t)o->height), h = (uint32_t)o->height;
+  set_layout(tif, o, h, comp, rows);
+  uint32_t strips = (h + rows - 1) / rows;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int coders = comp == COMPRESSION_NONE || cpus < 2 ? 1 : cpus > MAX_CODERS ? MAX_CODERS : (int)cpus;
+  if ((uint32_t)coders > strips)
+    coders = (int)strips;
+  bool ok = true;
+  if (coders < 2) {
+    for (uint32_t y = 0, s = 0; ok && y < h; y += rows, s++) {
+      uint32_t k = h - y < rows ? h - y : rows;
+      if (TIFFWriteEncodedStrip(tif, s, o->pixels + (size_t)y * o->stride, (tmsize_t)((size_t)k * o->stride)) < 0)
+        ok = writer_fail(&w, err, n);
+    }
+    return writer_close(&w, ok, err, n);
+  }
+  /* batches of 4 strips a thread: coded together, written in order */
+  uint32_t batch = 4 * (uint32_t)coders;
+  uint8_t **data = calloc(batch, sizeof *data);
+  size_t *len = calloc(batch, sizeof *len);
+  if (!data || !len)
+    ok = hti_fail(err, n, "out of memory");
+  for (uint32_t first = 0; ok && first < strips; first += batch) {
+    strip_job j = { o, comp, rows, first, strips - first < batch ? strips - first : batch, 0, data, len };
+    pthread_t t[MAX_CODERS];
+    int started = 0;
+    for (; started < coders - 1; started++)
+      if (pthread_create(&t[started], NULL, code_strips, &j) != 0)
+        break;
+    code_strips(&j); /* this thread too; alone if no thread could start */
+    for (int i = 0; i < started; i++)
+      pthread_join(t[i], NULL);
+    for (uint32_t i = 0; i < j.count; i++) {
+      if (ok && !data[i])
+        ok = hti_fail(err, n, "TIFF: cannot code strip %u (out of memory?)", (unsigned)(first + i));
+      if (ok && TIFFWriteRawStrip(tif, first + i, data[i], (tmsize_t)len[i]) < 0)
+        ok = writer_fail(&w, err, n);
+      free(data[i]);
+      data[i] = NULL;
+    }
+  }
+  free(data);
+  free(len);
   return writer_close(&w, ok, err, n);
 }
 
