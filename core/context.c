@@ -27,6 +27,7 @@ struct ht_context {
   char cuda_msg[HT_MSG_MAX];
   ht_backend last_backend;
   ht_variant last_variant;
+  int64_t last_rounds;
   char msg[HT_MSG_MAX];
 };
 
@@ -125,6 +126,7 @@ void ht_context_set_notice(ht_context *ctx, ht_notice_fn fn, void *user)
 const char *ht_context_message(const ht_context *ctx) { return ctx ? ctx->msg : "no context"; }
 ht_backend ht_context_last_backend(const ht_context *ctx) { return ctx ? ctx->last_backend : HT_BACKEND_CPU; }
 ht_variant ht_context_last_variant(const ht_context *ctx) { return ctx ? ctx->last_variant : HT_VARIANT_AUTO; }
+int64_t ht_context_last_rounds(const ht_context *ctx) { return ctx ? ctx->last_rounds : 0; }
 
 static ht_status fail(ht_context *ctx, ht_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static ht_status fail(ht_context *ctx, ht_status s, const char *fmt, ...)
@@ -441,7 +443,11 @@ ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, ui
     cj.rows[0] = rows;
     job.color = &cj;
   }
-  return run_job(ctx, &job, &rows, p->variant);
+  ctx->last_rounds = 0;
+  s = run_job(ctx, &job, &rows, p->variant);
+  if (s == HT_OK)
+    ctx->last_rounds = job.rounds;
+  return s;
 }
 
 /* ht_run and ht_run_band: the planes of `in` into `out`, the band's
@@ -504,6 +510,7 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
     return s;
 
   const size_t carry = band ? (size_t)ht_job_carry_rows(&job) * (size_t)in->width : 0;
+  ctx->last_rounds = 0;
   ht_color_job cj;
   if (job.method == HT_METHOD_PLANE_DEPENDENT) { /* every plane in one run (core/color/) */
     color_job_init(p, planes, cmyk, &cj);
@@ -535,6 +542,7 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
   }
   if (alpha && out->format != HT_FORMAT_BIT1)
     ht_rows_copy_alpha(in, out);
+  ctx->last_rounds = job.rounds;
   if (ctx->progress)
     ctx->progress(1.0, ctx->progress_user);
   return HT_OK;

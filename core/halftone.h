@@ -422,6 +422,9 @@ HT_API const char *ht_context_message(const ht_context *ctx);
 /* Which backend and variant the last successful run used. */
 HT_API ht_backend ht_context_last_backend(const ht_context *ctx);
 HT_API ht_variant ht_context_last_variant(const ht_context *ctx);
+/* The rounds the last successful run of a search method took (for
+ * several planes, the most any plane took); 0 for error diffusion. */
+HT_API int64_t ht_context_last_rounds(const ht_context *ctx);
 
 /* Whether these parameters can run on this context's backend, checked
  * before any image is read: HT_OK, or the status and message

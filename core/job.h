@@ -61,6 +61,9 @@ struct ht_job {
   ht_search_init init;
   ht_search_schedule schedule;
   int max_rounds;
+  /* What the search did: the most rounds any plane of the run took (an
+   * implementation adds its plane's count with ht_job_note_rounds). */
+  int64_t rounds;
   /* progress: only ht_job_tick() touches these */
   ht_progress_fn progress;
   void *user;
@@ -108,6 +111,13 @@ static inline const int32_t *ht_job_carry_in_row(const ht_job *job, int64_t widt
   if (!job->carry_in || up < 1 || up > ht_job_carry_rows(job))
     return NULL;
   return job->carry_in + (size_t)(ht_job_carry_rows(job) - up) * (size_t)width;
+}
+
+/* A search implementation's rounds for the job's current plane. */
+static inline void ht_job_note_rounds(ht_job *job, int64_t rounds)
+{
+  if (rounds > job->rounds)
+    job->rounds = rounds;
 }
 
 int ht_online_cores(void);

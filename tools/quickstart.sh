@@ -20,8 +20,12 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--cuda-options" ]; then
   # what step 2 would choose for this machine, without doing anything
   only_cuda=1
+elif [ "${1:-}" = "--uninstall" ] && [ $# -eq 1 ]; then
+  # removes what step 4 installed, from the list it wrote
+  # (~/.local/share/gegl-halftone/installed-files); needs no build folder
+  exec python3 tools/user-install.py --uninstall
 elif [ $# -gt 0 ]; then
-  echo "usage: tools/quickstart.sh [--cuda-options]" >&2
+  echo "usage: tools/quickstart.sh [--cuda-options | --uninstall]" >&2
   exit 2
 fi
 
@@ -89,7 +93,7 @@ HT_APT_LOG=$log tools/install-deps.sh 2>&1 | sed 's/^/  /' || { echo "quickstart
 # --- 2. configure
 cuda_setup
 step "2/5 configure: $gpu_note"
-opts=(--prefix="$HOME/.local" -Dgegl_user_install=true "${cuda_opts[@]}")
+opts=(-Duser_install=true "${cuda_opts[@]}")
 if [ -f "$bd/build.ninja" ]; then
   run meson setup --reconfigure "$bd" "${opts[@]}" || die "meson setup failed"
 else
@@ -109,57 +113,20 @@ for t in json.load(sys.stdin):
 run ninja -C "$bd" $targets || die "the build failed"
 say_took "$t"
 
-# --- 4. install for this user: meson installs into a staging folder,
-# from which every file goes to its place under $HOME; the GIMP 2.10
-# plug-in, whose Meson folder is GIMP's system one, goes to the user's
-# GIMP plug-in folder instead.
+# --- 4. install for this user: -Duser_install=true points every file at
+# the user's own folders, and tools/user-install.py (run by meson install)
+# puts the GIMP 2.10 plug-in into the GIMP 2.10 profile, setting that up
+# first where GIMP 2.10 has not run yet, and lists what was installed.
 step "4/5 install into your own folders (no root needed)"
-stage=$root/$bd/stage
-rm -rf "$stage"
-DESTDIR=$stage run meson install -C "$bd" --no-rebuild || die "meson install failed"
-# GIMP 2.10 sets up its profile (brushes, gradients, gimprc ...) on its
-# first start only where the profile folder is missing, so the plug-in
-# folder must not be made before: GIMP is started once for that.
-gimp_profile=${GIMP2_DIRECTORY:-${XDG_CONFIG_HOME:-$HOME/.config}/GIMP/2.10}
-gimp_user=""
+run meson install -C "$bd" --no-rebuild || die "meson install failed"
+manifest=${XDG_DATA_HOME:-$HOME/.local/share}/gegl-halftone/installed-files
+placed=$(cat "$manifest") || die "meson install wrote no $manifest"
 gimp_note="not built (no GIMP 2.10 development files; GIMP 3 uses the GEGL operation)"
-if [ -x "$bd/ui/halftone-gimp" ]; then
-  if [ ! -d "$gimp_profile" ] && command -v gimp-console-2.10 >/dev/null; then
-    echo "  starting GIMP 2.10 once to set up its profile ..."
-    run timeout 600 gimp-console-2.10 -i -b '(gimp-quit 0)'
-  fi
-  if [ -d "$gimp_profile" ]; then
-    gimp_user=$gimp_profile/plug-ins
-  else
-    gimp_note="left out: GIMP 2.10 is not installed, and its profile ($gimp_profile) does not exist yet"
-  fi
-fi
-placed=$(python3 - "$bd" "$stage" "$HOME" "$gimp_user" <<'PY'
-import json, os, shutil, subprocess, sys
-bd, stage, home, gimp_user = sys.argv[1:]
-files = json.loads(subprocess.run(["meson", "introspect", bd, "--installed"], check=True,
-                                  capture_output=True, text=True).stdout)
-for dest in files.values():
-    staged = stage + dest
-    if "/gimp/2.0/plug-ins/" in dest:  # plug-ins/NAME/NAME
-        if not gimp_user:
-            continue
-        dest = os.path.join(gimp_user, *dest.split("/")[-2:])
-    elif not dest.startswith(home + "/"):
-        sys.exit("quickstart: %s would go outside %s" % (dest, home))
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    tmp = dest + ".new"
-    shutil.copy2(staged, tmp)
-    os.replace(tmp, dest)  # a running copy keeps its old file
-    print(dest)
-PY
-) || die "installing the files failed"
-echo "$placed" >>"$log"
-rm -rf "$stage"
+[ -x "$bd/ui/halftone-gimp" ] && gimp_note="left out: GIMP 2.10 is not installed, and its profile does not exist yet"
 show() { echo "$placed" | grep -q "$1" && printf '  %-18s %s\n' "$2" "$(echo "$placed" | grep "$1" | head -1 | sed "s|^$HOME|~|")"; }
 show "/bin/halftone$" "halftone"
 show "halftone-dither.so$" "GEGL operation"
-show "halftone-gimp$" "GIMP 2.10 plug-in" || printf '  %-18s %s\n' "GIMP 2.10 plug-in" "$gimp_note"
+show "plug-ins/halftone-gimp/halftone-gimp$" "GIMP 2.10 plug-in" || printf '  %-18s %s\n' "GIMP 2.10 plug-in" "$gimp_note"
 show "libhalftone-cuda.so$" "CUDA module"
 
 # --- 5. the sample, both ways, with what was installed
@@ -179,7 +146,7 @@ fi
 echo "  gegl data/sample.png -o sample-gegl.png -- halftone:dither"
 results="sample-halftone.png, sample-gegl.png"
 # and through GIMP 2.10's plug-in, as a script would call it
-if echo "$placed" | grep -q "halftone-gimp$" && command -v gimp-console-2.10 >/dev/null; then
+if echo "$placed" | grep -q "plug-ins/halftone-gimp/halftone-gimp$" && command -v gimp-console-2.10 >/dev/null; then
   rm -f sample-gimp.png
   env -u GEGL_PATH timeout 600 gimp-console-2.10 -i -b '
     (let* ((image (car (gimp-file-load RUN-NONINTERACTIVE "data/sample.png" "data/sample.png")))
