@@ -23,8 +23,9 @@
  * destination only when every rank said it succeeded (MPI_Allreduce).
  * Every failure is agreed on by all ranks at one of those points, so no
  * rank waits for one that gave up; rank 0 prints one line
- * "halftone-mpi: ..." (the first failing rank's), every rank exits 1
- * (2 for a bad command line), and no output file is left.
+ * "halftone-mpi: ..." (the first failing rank's) and exits 1 (2 for a
+ * bad command line; the other ranks exit 0 after it, see exit_status),
+ * and no output file is left.
  */
 #include "halftone.h"
 #include "halftone-mpi.h"
@@ -86,10 +87,10 @@ static void print_help(FILE *f)
   fputs("  --coefficients STR  the filter for --algorithm custom, as in halftone\n"
         "                      (Floyd-Steinberg is \"- * 7; 3 5 1 / 16\")\n"
         "  --levels N          output levels 2..256 (default 2: black and white)\n"
-        "  --rows R            rows per block (default about sqrt(2 H), the\n"
-        "                      paper's rule; see docs/mpi.md)\n"
-        "  --chunk K           columns per message (default: from the width, the\n"
-        "                      rank count and R, see docs/mpi.md)\n"
+        "  --rows R            rows per block (default 15; see docs/mpi.md)\n"
+        "  --chunk K           columns per message (default W / (P (R + 1)), the\n"
+        "                      widest that keeps every rank busy, at most 3 KiB\n"
+        "                      of errors; docs/mpi.md)\n"
         "  --metrics           print the mean tone error (0..255 units) to stdout\n"
         "  --bench             print the time of the halftoning (all ranks, without\n"
         "                      the file reading and writing), R and K to stdout\n"
@@ -349,24 +350,35 @@ static int64_t block_rows(const layout *l, int64_t j)
   return l->hd.height - j * l->r < l->r ? l->hd.height - j * l->r : l->r;
 }
 
-/* The defaults (docs/mpi.md): the paper's r = sqrt(2 H); a chunk as wide
- * as lets the last rank start its block before the first one has
- * finished its own (the paper's eq. 20, k = W / (r (P - 1/2) + P + 1/2)),
- * but at least 64 columns, below which a message costs more than the
- * pixels it unblocks. */
-static void choose_shape(layout *l, const options *o)
+/* The defaults (docs/mpi.md). A block of r rows in skewed chunks of k
+ * columns hands its first chunk on after about r (r + 1) / 2 chunks of
+ * work; the wavefront keeps every rank busy when the last of P ranks
+ * starts before the first needs its next block's rows, about
+ * P r (r + 1) k / 2 <= r W, i.e. k <= 2 W / (P (r + 1)) (the paper's eq.
+ * 20, which has k = W / (r (P - 1/2) + P + 1/2)). With k at half that
+ * bound, r only trades the fill of the pipeline (grows with r) against
+ * the work per block (falls with r): measured on 16 cores at 16K x 16K,
+ * r = 7..15 is twice as fast as the paper's r = sqrt(2 H) = 181 with its
+ * k = 5 (BENCHMARKS.md, MPI). */
+static void choose_shape(layout *l, const options *o, int carry)
 {
-  const double H = (double)l->hd.height, W = (double)l->hd.width, P = (double)nranks;
-  l->r = o->rows ? o->rows : (int64_t)llround(sqrt(2.0 * H));
-  if (l->r < 1)
-    l->r = 1;
+  l->r = o->rows ? o->rows : 15;
   if (l->r > l->hd.height)
     l->r = l->hd.height;
   if (o->chunk) {
     l->k = o->chunk;
   } else {
-    double k = W / ((double)l->r * (P - 0.5) + P + 0.5);
-    l->k = k < 64 ? 64 : (int64_t)k;
+    l->k = l->hd.width / ((int64_t)nranks * (l->r + 1));
+    /* and a message small enough to go eagerly: above Open MPI's
+     * shared-memory eager limit (4 KiB) a send waits for the receiver's
+     * handshake, which a rank that is computing answers only at its next
+     * chunk (measured: Jarvis-Judice-Ninke on 2 ranks with 4 KiB chunks
+     * no faster than on 1) */
+    const int64_t eager = 768 / (carry > 0 ? carry : 1);
+    if (l->k > eager)
+      l->k = eager;
+    if (l->k < 1)
+      l->k = 1;
   }
   if (l->k > l->hd.width)
     l->k = l->hd.width;
@@ -403,6 +415,13 @@ static long peak_kib(void)
     fclose(f);
   return kib;
 }
+
+/* The process's exit status for the job's status `rc`: rank 0 says it;
+ * the other ranks exit 0, so that mpirun, which ends the whole job as soon
+ * as one process exits non-zero, never cuts rank 0 short while it prints
+ * the message and removes the temporary file. mpirun then returns rank
+ * 0's status. */
+static int exit_status(int rc) { return rank == 0 ? rc : 0; }
 
 static double now_s(void)
 {
@@ -482,7 +501,7 @@ int main(int argc, char **argv)
   if (rc >= 0) {
     ht_context_free(ctx);
     MPI_Finalize();
-    return rc;
+    return exit_status(rc);
   }
 
   /* --- rank 0 claims the output and reads the header; all hear of it */
@@ -514,12 +533,12 @@ int main(int argc, char **argv)
     hti_dest_close(&dest);
     ht_context_free(ctx);
     MPI_Finalize();
-    return 1;
+    return exit_status(1);
   }
   MPI_Bcast(&shared, (int)sizeof shared, MPI_BYTE, 0, MPI_COMM_WORLD);
 
   layout l = { .hd = shared.hd, .pbm = hti_kind_from_path(o.output) == HTI_PBM };
-  choose_shape(&l, &o);
+  choose_shape(&l, &o, ht_carry_rows(&params));
   l.in_row = hmpi_native_row_bytes(&l.hd);
   l.out_row = (int64_t)ht_format_row_bytes(l.pbm ? HT_FORMAT_BIT1 : HT_FORMAT_U8, l.hd.width, 1);
   char header[64];
@@ -664,5 +683,5 @@ int main(int argc, char **argv)
   free(scratch);
   ht_context_free(ctx);
   MPI_Finalize();
-  return ok ? 0 : 1;
+  return exit_status(ok ? 0 : 1);
 }
