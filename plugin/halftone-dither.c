@@ -107,7 +107,42 @@ property_enum (color_mode, _("Color mode"),
                HalftoneColorMode, halftone_color_mode,
                HT_COLOR_LUMA)
   description (_("Halftone the luminance of a color image (gray output), "
-                 "or every color channel on its own"))
+                 "every color channel on its own, the channels together "
+                 "(plane-dependent: less grain), or CMYK inks shown as RGB"))
+
+/* Plane-dependent colour (docs/color.md): shown for the modes that use
+ * them, as GEGL's newsprint op shows its per-plane properties. */
+property_double (interplane_forward, _("Inter-plane weight, forward"), 0.0)
+  description (_("Share of each color plane's error passed to the next "
+                 "plane of the same pixel: dots of different colors stop "
+                 "piling up on the same pixels (0.2 is a good start)"))
+  value_range (0.0, 1.0)
+  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
+
+property_double (interplane_backward, _("Inter-plane weight, backward"), 0.0)
+  description (_("Share of each color plane's error passed back to the "
+                 "previous plane of the next pixel; forward plus backward "
+                 "may not exceed 1"))
+  value_range (0.0, 1.0)
+  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
+
+property_double (randomize, _("Randomize filter"), 0.0)
+  description (_("Perturb the error filter's weights per pixel by up to "
+                 "this much (their sum kept), which breaks periodic patterns"))
+  value_range (0.0, 1.0)
+  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
+
+property_int (seed, _("Random seed"), 0)
+  description (_("Key of the random perturbation; the same seed gives the "
+                 "same image"))
+  value_range (0, G_MAXINT)
+  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
+
+property_double (black, _("Black generation"), 1.0)
+  description (_("Share of the gray common to cyan, magenta and yellow that "
+                 "is printed with black ink"))
+  value_range (0.0, 1.0)
+  ui_meta ("visible", "color-mode {cmyk}")
 
 property_enum (space, _("Space"),
                HalftoneSpace, halftone_space,
@@ -294,7 +329,66 @@ get_params (GeglProperties *o, const Plan *plan, ht_params *params, gchar *why, 
   params->scan   = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
   params->color  = (ht_color_mode) o->color_mode;
   params->alpha  = plan->alpha;
+  for (gint j = 0; j < HT_MAX_PLANES; j++)
+    {
+      params->plane_weights.forward[j]  = o->interplane_forward;
+      params->plane_weights.backward[j] = o->interplane_backward;
+    }
+  params->randomize = o->randomize;
+  params->seed      = (uint64_t) o->seed;
+  params->black     = o->black;
   return TRUE;
+}
+
+/* ht_run, with the cmyk mode's four ink planes rendered as the RGB that
+ * the op outputs (GIMP layers are RGB): a channel's light is what its
+ * ink and the black ink leave, R = max - min(max, C + K). */
+static ht_status
+run_planes (ht_context *ctx, const ht_image *in, ht_image *out, const ht_params *params)
+{
+  ht_image  ink;
+  ht_status status;
+  gsize     sb;
+  gint      a;
+
+  if (params->color != HT_COLOR_CMYK)
+    return ht_run (ctx, in, out, params);
+  sb  = out->format == HT_FORMAT_U16 ? 2 : 1;
+  a   = params->alpha ? 1 : 0;
+  ink = *out;
+  ink.channels = 4 + a;
+  ink.stride   = (size_t) out->width * (size_t) ink.channels * sb;
+  ink.data     = g_try_malloc (ink.stride * (size_t) out->height);
+  if (!ink.data)
+    return HT_ERR_NO_MEMORY;
+  status = ht_run (ctx, in, &ink, params);
+  for (gint64 y = 0; status == HT_OK && y < out->height; y++)
+    for (gint64 x = 0; x < out->width; x++)
+      {
+        const guint max = sb == 2 ? 65535u : 255u;
+        const gsize  si  = (gsize) y * ink.stride / sb + (gsize) x * (gsize) ink.channels;
+        const gsize  di  = (gsize) y * out->stride / sb + (gsize) x * (gsize) out->channels;
+
+        for (gint c = 0; c < 3 + a; c++)
+          {
+            guint v;
+
+            if (c == 3) /* alpha as it is */
+              v = sb == 2 ? ((guint16 *) ink.data)[si + 4] : ((guint8 *) ink.data)[si + 4];
+            else
+              {
+                guint i = sb == 2 ? ((guint16 *) ink.data)[si + (gsize) c] + ((guint16 *) ink.data)[si + 3]
+                                  : ((guint8 *) ink.data)[si + (gsize) c] + ((guint8 *) ink.data)[si + 3];
+                v = i >= max ? 0 : max - i;
+              }
+            if (sb == 2)
+              ((guint16 *) out->data)[di + (gsize) c] = (guint16) v;
+            else
+              ((guint8 *) out->data)[di + (gsize) c] = (guint8) v;
+          }
+      }
+  g_free (ink.data);
+  return status;
 }
 
 /* Whether a run over `area` can start, and on which backend. FALSE,
@@ -626,7 +720,7 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
   ht_context_set_notice (ctx, notice_cb, NULL);
 
   gegl_operation_progress (operation, 0.0, "");
-  status = ht_run (ctx, &in, &out, &params);
+  status = run_planes (ctx, &in, &out, &params);
   /* An image editor has no use for a refusal here: backend cuda without
    * a usable GPU (or with one that fails) gives the CPU's result, which
    * is the same bits, and says so (the halftone CLI refuses instead). */
@@ -635,7 +729,7 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
       gpu_fault = status == HT_ERR_GPU;
       fallback  = g_strdup (ht_context_message (ctx));
       ht_context_set_backend (ctx, HT_BACKEND_CPU);
-      status = ht_run (ctx, &in, &out, &params);
+      status = run_planes (ctx, &in, &out, &params);
     }
   gegl_operation_progress (operation, 1.0, "");
 

@@ -27,6 +27,13 @@ CASES = [
     (['algorithm=custom', 'coefficients=- - * 7 5; 3 5 7 5 3; 1 3 5 3 1 / 48', 'threads=2'],
      ['--algorithm', 'custom', '--coefficients', '- - * 7 5; 3 5 7 5 3; 1 3 5 3 1 / 48', '--threads', '2'],
      '.pgm'),
+    # plane-dependent colour (docs/color.md); cmyk: the op's RGB rendering
+    # of the inks is the CLI's, so both separate RGB the same way
+    (['color-mode=plane-dependent', 'interplane-forward=0.2', 'interplane-backward=0.3', 'randomize=0.5',
+      'seed=7'],
+     ['--color', 'plane-dependent', '--interplane', '0.2,0.3', '--randomize', '0.5', '--seed', '7'], '.ppm'),
+    (['color-mode=cmyk', 'interplane-forward=0.2', 'interplane-backward=0.2', 'black=0.6'],
+     ['--color', 'cmyk', '--interplane', '0.2', '--black', '0.6'], '.ppm'),
 ]
 
 
