@@ -24,7 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CH 64 /* columns between two publications of a row's progress */
+/* Columns between two publications of a row's progress: long enough
+ * that the row below, which trails by at least this much, works on other
+ * cache lines of the accumulators than the row above writes. */
+#define CH 256
 
 typedef struct {
   _Alignas(64) _Atomic uint64_t v; /* (row << 32) | columns done */
@@ -79,8 +82,25 @@ static bool run_row(pdt *S, int me, int64_t y)
     dst[p] = in + (size_t)p * W;
   ht_color_load(cj, y, 0, w, dst, in + (size_t)P * W);
   int32_t q0[HT_FILTER_MAX_TAPS], q[HT_FILTER_MAX_TAPS];
-  for (int t = 0; t < f->ntaps; t++)
+  const int nt = f->ntaps;
+  for (int t = 0; t < nt; t++)
     q0[t] = q[t] = f->taps[t].q;
+  /* every row this row reads from or adds to, once: rd[d][j] collects
+   * what row y - 1 - d sent, tgt[t][j] is where tap t adds (this row's
+   * own inputs for the taps on the row, NULL below the image) */
+  int32_t *rd[HT_FILTER_MAX_DOWN][HT_PD_MAX_PLANES];
+  int32_t *tgt[HT_FILTER_MAX_TAPS][HT_PD_MAX_PLANES];
+  int tdx[HT_FILTER_MAX_TAPS];
+  for (int j = 0; j < P; j++) {
+    for (int d = 0; d < S->D; d++)
+      rd[d][j] = acc_row(S, d, y, j);
+    for (int t = 0; t < nt; t++) {
+      const int dy = f->taps[t].dy;
+      tgt[t][j] = dy == 0 ? dst[j] : y + dy < h ? acc_row(S, dy - 1, y + dy, j) : NULL;
+    }
+  }
+  for (int t = 0; t < nt; t++)
+    tdx[t] = f->taps[t].dx;
   int32_t back[HT_PD_MAX_PLANES] = { 0 };
   _Atomic uint64_t *mine = &S->prog[y % S->ring].v;
   for (int64_t x0 = 0; x0 < w; x0 += CH) {
@@ -96,9 +116,8 @@ static bool run_row(pdt *S, int me, int64_t y)
       for (int j = 0; j < P; j++) {
         int32_t v = dst[j][x] + fwd + back[j];
         for (int d = 0; d < S->D; d++) {
-          int32_t *a = acc_row(S, d, y, j) + x;
-          v += *a;
-          *a = 0;
+          v += rd[d][j][x];
+          rd[d][j][x] = 0;
         }
         int32_t e;
         lv[(size_t)j * W + (size_t)x] = (uint8_t)ht_pd_round(v, cj->levels[j], &e);
@@ -108,15 +127,11 @@ static bool run_row(pdt *S, int me, int64_t y)
           nback[j - 1] = b;
         const int32_t ei = e - fwd - b;
         if (cj->amount)
-          ht_pd_perturb(q0, f->ntaps, cj->amount, S->job->seed, (uint32_t)j, (uint32_t)x, (uint32_t)y, q);
-        for (int t = 0; t < f->ntaps; t++) {
-          const int64_t tx = x + f->taps[t].dx, dy = f->taps[t].dy;
-          if (tx < 0 || tx >= w || y + dy >= h)
-            continue;
-          if (dy == 0)
-            dst[j][tx] += ht_pd_term(ei, q[t]); /* this row's own pixels to the right */
-          else
-            acc_row(S, (int)dy - 1, y + dy, j)[tx] += ht_pd_term(ei, q[t]);
+          ht_pd_perturb(q0, nt, cj->amount, S->job->seed, (uint32_t)j, (uint32_t)x, (uint32_t)y, q);
+        for (int t = 0; t < nt; t++) {
+          const int64_t tx = x + tdx[t];
+          if (tx >= 0 && tx < w && tgt[t][j])
+            tgt[t][j][tx] += ht_pd_term(ei, q[t]);
         }
       }
       memcpy(back, nback, sizeof back);
