@@ -23,6 +23,11 @@ required=(build-essential meson ninja-build pkg-config python3 libpng-dev
           libtiff-dev libjpeg62-turbo-dev libtiff-tools libjpeg-turbo-progs
           libopenmpi-dev openmpi-bin)
 gimp2=(libgimp2.0-dev gimp) # all where the first is known, else none
+# With --tests (tools/run-tests.sh): clang and its run-time libraries,
+# for the libFuzzer targets of the fuzz suite (docs/fuzzing.md).
+if [ "${1:-}" = --tests ]; then
+  required+=(clang libclang-rt-dev)
+fi
 log=${HT_APT_LOG:-${TMPDIR:-/tmp}/gegl-halftone-apt.log}
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }

@@ -10,7 +10,7 @@
 # Arguments go to the first `meson test` (e.g. --suite core). Build
 # folders: BUILDDIR (build), SANITIZE_BUILDDIR (build-sanitize),
 # FUZZ_BUILDDIR (build-fuzz); SANITIZE=0 or FUZZ=0 leaves a part out;
-# HT_FUZZ_SECONDS sets each fuzz target's time (20 s).
+# HT_FUZZ_SECONDS sets each fuzz target's time (60 s).
 set -u
 cd "$(dirname "$0")/.."
 builddir=${BUILDDIR:-build}
@@ -84,7 +84,7 @@ have_libfuzzer() {
   return $ok
 }
 
-if ! tools/install-deps.sh; then
+if ! tools/install-deps.sh --tests; then
   echo "run-tests: installing dependencies failed" >&2
   failed=1
   summary
