@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 2
@@ -36,8 +37,10 @@ static const char help_head[] =
   "Usage: halftone [OPTIONS] INPUT OUTPUT\n"
   "\n"
   "Turns a continuous-tone image into a halftone (black and white, or a few\n"
-  "levels) by error diffusion. Every backend and variant gives exactly the\n"
-  "same pixels; they differ only in speed.\n"
+  "levels) by error diffusion, or into black and white by a search for the\n"
+  "binary image that, seen through a model of the eye, is nearest the input\n"
+  "(les, pes, dbs). Every backend, variant and thread count gives exactly\n"
+  "the same pixels; they differ only in speed.\n"
   "\n"
   "INPUT   PGM or PPM (P5/P6 8- or 16-bit, P2/P3 plain, any maxval), PBM (P4),\n"
   "        PAM (P7: gray, RGB, with or without alpha),\n"
@@ -72,7 +75,11 @@ static const char help_tail[] =
   "                      deflate\n"
   "  --metrics           print the mean tone error and the HVS error (mean\n"
   "                      |G*input - G*output|, 7x7 Gaussian, sigma 1), both in\n"
-  "                      0..255 units, to stdout\n"
+  "                      0..255 units, to stdout; for les, pes and dbs (and for\n"
+  "                      error diffusion given --sigma or --eye-radius) also the\n"
+  "                      eye error, mean |input - V*output| with the run's eye\n"
+  "                      model V (what the search minimises; the input stands\n"
+  "                      in for pixels beyond the edge), and the rounds taken\n"
   "  --bench N           run the halftoning alone N times and print the\n"
   "                      minimum and median time and ns per pixel\n"
   "  --force             replace an existing output file that is read-only\n"
@@ -89,6 +96,18 @@ static const char help_tail[] =
   "  halftone --metrics --bench 5 big.pgm out.pbm\n"
   "  halftone --dpi 1200 photo.jpg plate.tif     (1-bit G4 TIFF at 1200 dpi)\n"
   "  convert photo.jpg pgm:- | halftone - --format png - > out.png\n"
+  "  halftone --algorithm dbs --metrics photo.png out.png\n"
+  "  halftone --algorithm les --window 3 --init random --seed 7 photo.pgm out.pbm\n"
+  "\n"
+  "Search methods: les and pes try the black-and-white patterns of every\n"
+  "M x M window (pes only those with about as many white pixels as it has),\n"
+  "dbs toggles single pixels and swaps neighbours, each keeping what brings\n"
+  "the image seen through the eye model nearer the input, in rounds until a\n"
+  "round changes nothing. They give 2 levels only; a colour image's luma, or\n"
+  "with --color per-channel every channel, is searched. dbs takes about a\n"
+  "second per megapixel and core, les with the default window minutes; on a\n"
+  "terminal a progress line shows how far a run is, and Ctrl-C stops it\n"
+  "without writing anything.\n"
   "\n"
   "Alpha: PNG output keeps the input's alpha channel; PBM/PGM/PPM have none\n"
   "and drop it. Exit status: 0 done, 1 failed, 2 bad command line. On any\n"
@@ -201,7 +220,8 @@ static void print_help(FILE *f)
   char names[2048], text[256];
 
   fputs(help_head, f);
-  help_list(f, "--algorithm NAME", "the error-diffusion filter", HT_LIST_FILTERS, (int)defaults.filter.id);
+  help_list(f, "--algorithm NAME", "the error-diffusion filter or the search method", HT_LIST_ALGORITHMS,
+            ht_params_algorithm(&defaults));
   help_option(f, "--coefficients STR",
               "the filter for --algorithm custom: rows separated by ';', '*' marks the current pixel, "
               "'-' a pixel already done, optional '/ DIVISOR' at the end (Floyd-Steinberg is "
@@ -223,6 +243,21 @@ static void print_help(FILE *f)
   list_names(names, sizeof names, HT_LIST_VARIANTS, gpu_variant, NULL);
   if (names[0])
     help_wrap(f, fprintf(f, "%*sGPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
+  fputs("\nSearch methods (--algorithm les, pes or dbs; docs/search.md):\n", f);
+  snprintf(text, sizeof text, "les and pes: the side of the M x M windows searched, 1..%d (default %d); "
+           "each step up multiplies les's time by about 2^(2M+1)", HT_SEARCH_WINDOW_MAX, defaults.window);
+  help_option(f, "--window M", text);
+  snprintf(text, sizeof text, "the eye model: standard deviation of its Gaussian in pixels, 0.25..4 "
+           "(default %g)", defaults.eye.sigma);
+  help_option(f, "--sigma S", text);
+  snprintf(text, sizeof text, "the eye model covers (2R+1) x (2R+1) pixels, 1..%d (default %d)", HT_EYE_MAX_RADIUS,
+           defaults.eye.radius);
+  help_option(f, "--eye-radius R", text);
+  help_list(f, "--init NAME", "the image the search starts from", HT_LIST_INITS, (int)defaults.init);
+  help_option(f, "--seed N", "with --init random: the key of its random numbers, 0..18446744073709551615 "
+                             "(default 0); the same seed gives the same image");
+  help_list(f, "--schedule NAME", "the order of the windows", HT_LIST_SCHEDULES, (int)defaults.schedule);
+  help_option(f, "--max-rounds N", "stop after N rounds; 0 (the default): when a round changes nothing");
   fputs(help_tail, f);
 }
 
@@ -244,7 +279,17 @@ typedef struct {
   double dpi;        /* --dpi, 0: the input's                           */
   int format;        /* --format: an hti_kind, or -1                     */
   int compression;   /* --compression: an hti_compression, or -1         */
+  /* the search methods' options; `given` has a bit for each one on the
+   * command line (GIVEN_*), so that one given with a method that does
+   * not use it is refused */
+  int window, eye_radius, max_rounds, init, schedule;
+  double sigma;
+  uint64_t seed;
+  unsigned given;
 } options;
+
+enum { GIVEN_WINDOW = 1, GIVEN_SIGMA = 2, GIVEN_EYE_RADIUS = 4, GIVEN_INIT = 8, GIVEN_SEED = 16,
+       GIVEN_SCHEDULE = 32, GIVEN_MAX_ROUNDS = 64 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -283,6 +328,36 @@ static bool parse_int(const char *s, long lo, long hi, int *out)
   if (errno || *end || v < lo || v > hi)
     return false;
   *out = (int)v;
+  return true;
+}
+
+/* A seed: digits only, 0 .. 2^64 - 1. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+  if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+    return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end)
+    return false;
+  *out = (uint64_t)v;
+  return true;
+}
+
+/* A plain decimal number ("1", "0.8", ".5"): no sign, exponent, space,
+ * hexadecimal, inf or nan, which strtod alone would take. */
+static bool parse_number(const char *s, double *out)
+{
+  if (!s || !*s || strspn(s, "0123456789.") != strlen(s) || strchr(s, '.') != strrchr(s, '.') ||
+      strspn(s, ".") == strlen(s))
+    return false;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v))
+    return false;
+  *out = v;
   return true;
 }
 
@@ -331,6 +406,7 @@ enum {
   OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_SERPENTINE, OPT_COLOR, OPT_BACKEND,
   OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_FORCE, OPT_QUIET, OPT_VERSION, OPT_HELP,
   OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
+  OPT_WINDOW, OPT_SIGMA, OPT_EYE_RADIUS, OPT_INIT, OPT_SEED, OPT_SCHEDULE, OPT_MAX_ROUNDS,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -354,6 +430,13 @@ static int parse_args(int argc, char **argv, options *o)
     { "dpi", required_argument, NULL, OPT_DPI },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "compression", required_argument, NULL, OPT_COMPRESSION },
+    { "window", required_argument, NULL, OPT_WINDOW },
+    { "sigma", required_argument, NULL, OPT_SIGMA },
+    { "eye-radius", required_argument, NULL, OPT_EYE_RADIUS },
+    { "init", required_argument, NULL, OPT_INIT },
+    { "seed", required_argument, NULL, OPT_SEED },
+    { "schedule", required_argument, NULL, OPT_SCHEDULE },
+    { "max-rounds", required_argument, NULL, OPT_MAX_ROUNDS },
     { NULL, 0, NULL, 0 },
   };
   memset(o, 0, sizeof *o);
@@ -364,6 +447,15 @@ static int parse_args(int argc, char **argv, options *o)
   o->variant = HT_VARIANT_AUTO;
   o->format = -1;
   o->compression = -1;
+  ht_params defaults;
+  ht_params_init(&defaults);
+  o->window = defaults.window;
+  o->sigma = defaults.eye.sigma;
+  o->eye_radius = defaults.eye.radius;
+  o->init = (int)defaults.init;
+  o->seed = defaults.seed;
+  o->schedule = (int)defaults.schedule;
+  o->max_rounds = defaults.max_rounds;
   opterr = 0; /* our own messages */
   int c, v;
   /* ":" first: a missing value comes back as ":" instead of "?". */
@@ -403,6 +495,43 @@ static int parse_args(int argc, char **argv, options *o)
       break;
     case OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
+    case OPT_WINDOW:
+      if (!parse_int(arg, 1, HT_SEARCH_WINDOW_MAX, &o->window))
+        return usage_error("--window must be a whole number 1..%d (the side of the windows), not '%s'",
+                           HT_SEARCH_WINDOW_MAX, arg);
+      o->given |= GIVEN_WINDOW;
+      break;
+    case OPT_SIGMA:
+      if (!parse_number(arg, &o->sigma) || !(o->sigma >= 0.25 && o->sigma <= 4.0))
+        return usage_error("--sigma must be a number 0.25..4 (pixels), not '%s'", arg);
+      o->given |= GIVEN_SIGMA;
+      break;
+    case OPT_EYE_RADIUS:
+      if (!parse_int(arg, 1, HT_EYE_MAX_RADIUS, &o->eye_radius))
+        return usage_error("--eye-radius must be a whole number 1..%d, not '%s'", HT_EYE_MAX_RADIUS, arg);
+      o->given |= GIVEN_EYE_RADIUS;
+      break;
+    case OPT_INIT:
+      if ((o->init = choice_value(HT_LIST_INITS, arg)) < 0)
+        return usage_error("--init must be %s, not '%s'", names_or(HT_LIST_INITS), arg);
+      o->given |= GIVEN_INIT;
+      break;
+    case OPT_SEED:
+      if (!parse_u64(arg, &o->seed))
+        return usage_error("--seed must be a whole number 0..18446744073709551615, not '%s'", arg);
+      o->given |= GIVEN_SEED;
+      break;
+    case OPT_SCHEDULE:
+      if ((o->schedule = choice_value(HT_LIST_SCHEDULES, arg)) < 0)
+        return usage_error("--schedule must be %s, not '%s'", names_or(HT_LIST_SCHEDULES), arg);
+      o->given |= GIVEN_SCHEDULE;
+      break;
+    case OPT_MAX_ROUNDS:
+      if (!parse_int(arg, 0, 1000000000, &o->max_rounds))
+        return usage_error("--max-rounds must be a whole number of rounds, 0 = until a round changes "
+                           "nothing, not '%s'", arg);
+      o->given |= GIVEN_MAX_ROUNDS;
+      break;
     case OPT_DPI: {
       int dpi;
       if (!parse_int(arg, 1, 100000, &dpi))
@@ -505,6 +634,38 @@ static double now_ms(void)
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The progress line on a terminal: shown once a run has taken half a
+ * second (a quick one stays silent), redrawn when the percentage
+ * changes, ended with a carriage return so that whatever is printed next
+ * (an error, the signal handler's line) starts at the left edge. */
+typedef struct {
+  const char *what; /* the algorithm's name */
+  double start_ms;
+  int shown;        /* the percentage on screen, -1 for none */
+} progress_line;
+
+static bool progress_cb(double fraction, void *user)
+{
+  progress_line *p = user;
+  int pct = (int)(fraction * 100.0);
+  pct = pct < 0 ? 0 : pct > 100 ? 100 : pct;
+  if (pct != p->shown && now_ms() - p->start_ms >= 500.0) {
+    char line[128];
+    int n = snprintf(line, sizeof line, "halftone: %s: %3d%%\r", p->what, pct);
+    if (n > 0 && write(STDERR_FILENO, line, (size_t)n) == n)
+      p->shown = pct;
+  }
+  return true;
+}
+
+static void progress_clear(progress_line *p)
+{
+  static const char clear[] = "\r\033[K";
+  if (p->shown >= 0 && write(STDERR_FILENO, clear, sizeof clear - 1) < 0)
+    p->shown = -1; /* nothing else to do: the terminal is gone */
+  p->shown = -1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
@@ -515,6 +676,46 @@ static int quit(ht_context *ctx, int rc)
 {
   ht_context_free(ctx);
   return rc;
+}
+
+/* The search methods' options into `params`; one that the method does
+ * not use is a usage error (as --coefficients without custom), except
+ * that --sigma and --eye-radius also set the eye model of --metrics.
+ * Returns -1 to go on, else the exit status. */
+static int search_options(const options *o, ht_params *params, const char *name)
+{
+  static const struct {
+    unsigned bit;
+    const char *option;
+  } opts[] = {
+    { GIVEN_WINDOW, "--window" }, { GIVEN_SIGMA, "--sigma" },   { GIVEN_EYE_RADIUS, "--eye-radius" },
+    { GIVEN_INIT, "--init" },     { GIVEN_SEED, "--seed" },     { GIVEN_SCHEDULE, "--schedule" },
+    { GIVEN_MAX_ROUNDS, "--max-rounds" },
+  };
+  const bool search = params->method != HT_METHOD_ERROR_DIFFUSION;
+  unsigned misplaced = 0;
+  if (!search)
+    misplaced = o->given & ~(o->metrics ? (unsigned)(GIVEN_SIGMA | GIVEN_EYE_RADIUS) : 0u);
+  else if (params->method == HT_METHOD_DBS)
+    misplaced = o->given & GIVEN_WINDOW;
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+    if (misplaced & opts[i].bit) {
+      if (!search)
+        return usage_error("%s goes with --algorithm les, pes or dbs%s, not with %s", opts[i].option,
+                           opts[i].bit & (GIVEN_SIGMA | GIVEN_EYE_RADIUS) ? " (or --metrics)" : "", name);
+      return usage_error("%s goes with les and pes; dbs always searches the 3 x 3 pixels around each pixel",
+                         opts[i].option);
+    }
+  if (search && (o->given & GIVEN_SEED) && o->init != HT_INIT_RANDOM)
+    return usage_error("--seed keys the random initial image; it goes with --init random");
+  params->window = o->window;
+  params->eye.sigma = o->sigma;
+  params->eye.radius = o->eye_radius;
+  params->init = (ht_search_init)o->init;
+  params->seed = o->seed;
+  params->schedule = (ht_search_schedule)o->schedule;
+  params->max_rounds = o->max_rounds;
+  return -1;
 }
 
 /* The parameters and the context for the options, checked against each
@@ -530,20 +731,23 @@ static int setup(const options *o, ht_params *params, ht_context **ctx_out, noti
   params->color = o->color;
   params->scan = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
   params->variant = (ht_variant)o->variant;
-  const ht_choice *alg = o->algorithm ? ht_choice_by_name(HT_LIST_FILTERS, o->algorithm)
-                                      : ht_choice_by_value(HT_LIST_FILTERS, (int)params->filter.id);
+  const ht_choice *alg = o->algorithm ? ht_choice_by_name(HT_LIST_ALGORITHMS, o->algorithm)
+                                      : ht_choice_by_value(HT_LIST_ALGORITHMS, ht_params_algorithm(params));
   if (!alg)
-    return usage_error("--algorithm: unknown filter '%s'", o->algorithm);
+    return usage_error("--algorithm: unknown filter '%s' (the filters and methods: %s)", o->algorithm,
+                       names_or(HT_LIST_ALGORITHMS));
+  ht_params_set_algorithm(params, alg->value); /* a value of the list: always HT_OK */
+  int rc = search_options(o, params, alg->name);
+  if (rc >= 0)
+    return rc;
   if (alg->value == HT_FILTER_CUSTOM) {
     if (!o->coefficients)
       return usage_error("--algorithm custom needs --coefficients, e.g. \"- * 7; 3 5 1 / 16\"");
     char msg[256];
     if (ht_filter_parse(o->coefficients, &params->filter, msg, sizeof msg) != HT_OK)
       return usage_error("--coefficients: %s", msg);
-  } else {
-    if (o->coefficients)
-      return usage_error("--coefficients goes with --algorithm custom only, not with %s", alg->name);
-    params->filter = *ht_filter_builtin((ht_filter_id)alg->value);
+  } else if (o->coefficients) {
+    return usage_error("--coefficients goes with --algorithm custom only, not with %s", alg->name);
   }
   if (o->nplane_levels > 0 && o->color != HT_COLOR_PER_CHANNEL)
     return usage_error("--levels with one value per colour plane needs --color per-channel");
@@ -743,11 +947,15 @@ int main(int argc, char **argv)
     goto done;
   }
   ht_status s = HT_OK;
+  progress_line progress = { o.algorithm ? o.algorithm : "halftoning", now_ms(), -1 };
+  if (!o.quiet && o.bench == 0 && isatty(STDERR_FILENO))
+    ht_context_set_progress(ctx, progress_cb, &progress);
   for (int i = 0; i < runs && s == HT_OK; i++) {
     double t0 = now_ms();
     s = ht_run(ctx, &in_img, &out_img, &params);
     times[i] = now_ms() - t0;
   }
+  progress_clear(&progress);
   if (s != HT_OK) {
     /* The library says "backend cuda: <why>" when a GPU variant finds no
      * GPU; with --backend left at auto it was the variant that asked for
@@ -787,7 +995,10 @@ int main(int argc, char **argv)
 
   /* --- metrics, averaged over the dithered planes */
   if (o.metrics) {
-    double tone = 0, hvs = 0;
+    /* the eye error: for the search methods, which minimise it, and for
+     * error diffusion when an eye model is asked for */
+    const bool eye = params.method != HT_METHOD_ERROR_DIFFUSION || (o.given & (GIVEN_SIGMA | GIVEN_EYE_RADIUS));
+    double tone = 0, hvs = 0, eye_error = 0;
     for (int p = 0; p < planes; p++) {
       uint8_t *owned = NULL, *res = result_plane(&out_img, p);
       size_t gs = 0;
@@ -795,6 +1006,10 @@ int main(int argc, char **argv)
       ht_metrics m;
       ht_status ms = g && res ? ht_compute_metrics(g, gs, res, (size_t)im.width, im.width, im.height, &m)
                               : HT_ERR_NO_MEMORY;
+      double e = 0;
+      if (ms == HT_OK && eye)
+        ms = ht_compute_eye_error(g, gs, res, (size_t)im.width, im.width, im.height, &params.eye, &e);
+      eye_error += e;
       free(owned);
       free(res);
       if (ms != HT_OK) {
@@ -805,6 +1020,11 @@ int main(int argc, char **argv)
       hvs += m.hvs_error;
     }
     printf("mean tone error: %.4f\nHVS error: %.4f\n", tone / planes, hvs / planes);
+    if (eye)
+      printf("eye error (sigma %g, %dx%d): %.4f\n", params.eye.sigma, 2 * params.eye.radius + 1,
+             2 * params.eye.radius + 1, eye_error / planes);
+    if (params.method != HT_METHOD_ERROR_DIFFUSION)
+      printf("rounds: %lld\n", (long long)ht_context_last_rounds(ctx));
     if (icc_fate[0])
       printf("input ICC profile: %s (%s, %zu bytes), %s\n", icc_desc[0] ? icc_desc : "no description", icc_space,
              im.icc_len, icc_fate);
