@@ -87,6 +87,8 @@ static void print_help(FILE *f)
   fputs("  --coefficients STR  the filter for --algorithm custom, as in halftone\n"
         "                      (Floyd-Steinberg is \"- * 7; 3 5 1 / 16\")\n"
         "  --levels N          output levels 2..256 (default 2: black and white)\n"
+        "  --threads N         threads per rank (default 1): a block's rows run on\n"
+        "                      them as a wavefront of their own (at most R)\n"
         "  --rows R            rows per block (default 15; see docs/mpi.md)\n"
         "  --chunk K           columns per message (default W / (P (R + 1)), the\n"
         "                      widest that keeps every rank busy, at most 3 KiB\n"
@@ -110,7 +112,7 @@ static void print_help(FILE *f)
 
 typedef struct {
   const char *input, *output, *algorithm, *coefficients;
-  int levels;
+  int levels, threads;
   int64_t rows, chunk;
   bool metrics, bench, force;
 } options;
@@ -138,7 +140,7 @@ static bool parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out)
   return true;
 }
 
-enum { OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_ROWS, OPT_CHUNK, OPT_METRICS,
+enum { OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_THREADS, OPT_ROWS, OPT_CHUNK, OPT_METRICS,
        OPT_BENCH, OPT_FORCE, OPT_VERSION, OPT_HELP };
 
 /* -1 to go on, else the exit status. Every rank parses the same command
@@ -149,6 +151,7 @@ static int parse_args(int argc, char **argv, options *o)
     { "algorithm", required_argument, NULL, OPT_ALGORITHM },
     { "coefficients", required_argument, NULL, OPT_COEFFICIENTS },
     { "levels", required_argument, NULL, OPT_LEVELS },
+    { "threads", required_argument, NULL, OPT_THREADS },
     { "rows", required_argument, NULL, OPT_ROWS },
     { "chunk", required_argument, NULL, OPT_CHUNK },
     { "metrics", no_argument, NULL, OPT_METRICS },
@@ -160,6 +163,7 @@ static int parse_args(int argc, char **argv, options *o)
   };
   memset(o, 0, sizeof *o);
   o->levels = 2;
+  o->threads = 1;
   opterr = 0;
   int c;
   int64_t v;
@@ -171,6 +175,11 @@ static int parse_args(int argc, char **argv, options *o)
       if (!parse_int64(optarg, 2, 256, &v))
         return usage_error("--levels must be a whole number 2..256, not '%s'", optarg);
       o->levels = (int)v;
+      break;
+    case OPT_THREADS:
+      if (!parse_int64(optarg, 1, 1024, &v))
+        return usage_error("--threads must be a whole number 1..1024 (threads per rank), not '%s'", optarg);
+      o->threads = (int)v;
       break;
     case OPT_ROWS:
       if (!parse_int64(optarg, 1, HT_MAX_SIDE, &o->rows))
@@ -236,7 +245,7 @@ static int setup(const options *o, ht_params *p, ht_context **ctx)
     return 1;
   }
   ht_context_set_backend(*ctx, HT_BACKEND_CPU);
-  ht_context_set_threads(*ctx, 1); /* one process a core: a rank runs one thread */
+  ht_context_set_threads(*ctx, o->threads);
   if (ht_check(*ctx, p) != HT_OK) {
     int rc = usage_error("%s", ht_context_message(*ctx));
     ht_context_free(*ctx);
@@ -478,7 +487,10 @@ static bool run_blocks(ht_context *ctx, const ht_params *p, const layout *l, wav
 int main(int argc, char **argv)
 {
   hti_std_fds();
-  MPI_Init(&argc, &argv);
+  /* threads of a rank never call MPI: the band's callbacks come from the
+   * thread that runs it (ht_run_band_stream) */
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
@@ -626,8 +638,9 @@ int main(int argc, char **argv)
     long mine = peak_kib(), most = 0;
     MPI_Reduce(&mine, &most, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-      printf("bench: %lldx%lld, %d rank(s), rows %lld, chunk %lld: %.3f ms, %.3f ns/pixel, peak memory of a "
-             "rank %.1f MiB\n", (long long)l.hd.width, (long long)l.hd.height, nranks, (long long)l.r,
+      printf("bench: %lldx%lld, %d rank(s) of %d thread(s), rows %lld, chunk %lld: %.3f ms, %.3f ns/pixel, peak "
+             "memory of a rank %.1f MiB\n", (long long)l.hd.width, (long long)l.hd.height, nranks, o.threads,
+             (long long)l.r,
              (long long)l.k, (t1 - t0) * 1e3, (t1 - t0) * 1e9 / ((double)l.hd.width * (double)l.hd.height),
              (double)most / 1024.0);
   }

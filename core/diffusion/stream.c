@@ -27,6 +27,9 @@
 #include "footprint.h"
 #include "diffusion.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +68,7 @@ static inline int32_t *erow(const stream_state *c, int64_t y)
 
 /* Columns x0 .. x1 - 1 of band row y, for footprint (L, R, D). */
 HT_AI void chunk_kernel(const int L, const int R, const int D, const bool binary, const stream_state *c, int64_t y,
-                        int64_t x0, int64_t x1)
+                        int64_t x0, int64_t x1, int32_t *restrict in)
 {
   int32_t *restrict cur = erow(c, y);
   const int32_t *src[HT_FILTER_MAX_DOWN + 1];
@@ -75,9 +78,8 @@ HT_AI void chunk_kernel(const int L, const int R, const int D, const bool binary
   for (int dy = 0; dy <= D; dy++)
     for (int k = 0; k < HT_BOX_WIDTH; k++)
       q[dy][k] = c->bx.q[dy][k];
-  const int32_t *restrict in = c->in;
   uint8_t *restrict lv = c->lv + (size_t)(y % c->nlv) * (size_t)c->w;
-  c->rows->load(c->rows, y, x0, x1 - x0, c->in);
+  c->rows->load(c->rows, y, x0, x1 - x0, in);
   for (int64_t x = x0; x < x1; x++) {
     int32_t v = in[x - x0];
 #pragma GCC unroll 8
@@ -95,15 +97,17 @@ HT_AI void chunk_kernel(const int L, const int R, const int D, const bool binary
   }
 }
 
-typedef void (*chunk_fn)(const stream_state *c, int64_t y, int64_t x0, int64_t x1);
+typedef void (*chunk_fn)(const stream_state *c, int64_t y, int64_t x0, int64_t x1, int32_t *in);
 #define HT_STREAM_KERNELS(L, R, D)                                                                     \
-  static void chunk_##L##_##R##_##D##_bin(const stream_state *c, int64_t y, int64_t x0, int64_t x1)    \
+  static void chunk_##L##_##R##_##D##_bin(const stream_state *c, int64_t y, int64_t x0, int64_t x1,   \
+                                           int32_t *in)                                               \
   {                                                                                                    \
-    chunk_kernel(L, R, D, true, c, y, x0, x1);                                                         \
+    chunk_kernel(L, R, D, true, c, y, x0, x1, in);                                                     \
   }                                                                                                    \
-  static void chunk_##L##_##R##_##D##_lev(const stream_state *c, int64_t y, int64_t x0, int64_t x1)    \
+  static void chunk_##L##_##R##_##D##_lev(const stream_state *c, int64_t y, int64_t x0, int64_t x1,   \
+                                           int32_t *in)                                               \
   {                                                                                                    \
-    chunk_kernel(L, R, D, false, c, y, x0, x1);                                                        \
+    chunk_kernel(L, R, D, false, c, y, x0, x1, in);                                                    \
   }
 HT_FOOTPRINTS(HT_STREAM_KERNELS)
 #undef HT_STREAM_KERNELS
@@ -144,6 +148,165 @@ static void give_carry(const stream_state *c, int dc, int64_t x0, int64_t x1)
            (size_t)(x1 - x0) * sizeof(int32_t));
 }
 
+/* Threads within a band: row t runs on thread t mod T, chunk by chunk,
+ * each chunk once row t - 1 has finished the columns it collects from
+ * (the same rule as the steps above, kept by a counter of finished
+ * columns per row, written with release and read with acquire: what row
+ * t - 1 read of row t - 2 it had waited for, so the chain covers every
+ * row above). The calling thread runs rows 0, T, 2T ... and is the only
+ * one to call `need` (row 0 is its own) and `ready`, which it calls
+ * whenever it would wait and at the end, as the last row's counter
+ * grows. Rings are whole bands here: a row may lag its neighbours by
+ * more than the steps allow. Columns the filter does not reach (weight 0
+ * in the dense box) may be read while another thread writes them; their
+ * value never counts. */
+typedef struct {
+  stream_state *c;
+  chunk_fn run;
+  int T;
+  int64_t k, reach;
+  _Atomic int64_t *prog; /* columns finished, per band row */
+  atomic_int stop;
+  int32_t *in;           /* T chunk buffers */
+  int64_t given;         /* calling thread: carried-out columns passed on */
+  int dc;
+  ht_status status;
+} team;
+
+static void team_chunk(team *tm, int64_t t, int64_t x0, int64_t x1, int32_t *in)
+{
+  stream_state *c = tm->c;
+  if (x0 == 0)
+    c->stored[t % c->nlv] = 0;
+  tm->run(c, t, x0, x1, in);
+  store_levels(c, t, x1);
+  atomic_store_explicit(&tm->prog[t], x1, memory_order_release);
+}
+
+/* Calling thread: passes on what the last row has finished. */
+static bool team_pump(team *tm)
+{
+  stream_state *c = tm->c;
+  const ht_stream *st = c->job->stream;
+  const int64_t x = atomic_load_explicit(&tm->prog[c->h - 1], memory_order_acquire);
+  if (x > tm->given) {
+    if (c->job->carry_out && tm->dc > 0)
+      give_carry(c, tm->dc, tm->given, x);
+    tm->given = x;
+    if (st && st->ready && !st->ready(x, st->user)) {
+      ht_set_msg(c->job->msg, "streamed band: stopped after passing on carried rows");
+      tm->status = HT_ERR_CANCELLED;
+      return false;
+    }
+    if (!ht_job_tick(c->job, x, c->w)) {
+      tm->status = HT_ERR_CANCELLED;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Waits until band row t has finished `want` columns; false once the
+ * team stops. The calling thread pumps meanwhile. */
+static bool team_wait(team *tm, int64_t t, int64_t want, bool caller)
+{
+  for (unsigned spins = 0; atomic_load_explicit(&tm->prog[t], memory_order_acquire) < want; spins++) {
+    if (atomic_load_explicit(&tm->stop, memory_order_relaxed))
+      return false;
+    if (caller && !team_pump(tm)) {
+      atomic_store(&tm->stop, 1);
+      return false;
+    }
+    if ((spins & 63) == 63)
+      sched_yield();
+  }
+  return true;
+}
+
+/* Rows i, i + T, ... of the band; thread 0 is the calling thread. */
+static void team_rows(team *tm, int i)
+{
+  stream_state *c = tm->c;
+  const ht_stream *st = c->job->stream;
+  int32_t *in = tm->in + (size_t)i * (size_t)tm->k;
+  int64_t have = i == 0 && c->job->carry_in && tm->dc > 0 && st && st->need ? 0 : c->w;
+  for (int64_t t = i; t < c->h; t += tm->T)
+    for (int64_t x0 = 0; x0 < c->w; x0 += tm->k) {
+      const int64_t x1 = x0 + tm->k < c->w ? x0 + tm->k : c->w;
+      const int64_t want = x1 + tm->reach < c->w ? x1 + tm->reach : c->w;
+      if (t == 0 && have < want) {
+        if (!st->need(want, st->user)) {
+          ht_set_msg(c->job->msg, "streamed band: stopped while waiting for carried rows");
+          tm->status = HT_ERR_CANCELLED;
+          atomic_store(&tm->stop, 1);
+          return;
+        }
+        take_carry(c, tm->dc, have, want);
+        have = want;
+      }
+      if (t > 0 && !team_wait(tm, t - 1, want, i == 0))
+        return;
+      team_chunk(tm, t, x0, x1, in);
+    }
+  if (i == 0) /* the last row's columns, as they come */
+    team_wait(tm, c->h - 1, c->w, true), team_pump(tm);
+}
+
+typedef struct {
+  team *tm;
+  int i;
+} worker;
+
+static void *team_main(void *arg)
+{
+  worker *wk = arg;
+  team_rows(wk->tm, wk->i);
+  return NULL;
+}
+
+static ht_status run_team(stream_state *c, chunk_fn run, int T, int64_t k, int dc)
+{
+  ht_job *job = c->job;
+  team tm = { .c = c, .run = run, .T = T, .k = k, .reach = job->filter.reach_left, .dc = dc, .status = HT_OK };
+  atomic_init(&tm.stop, 0);
+  tm.prog = ht_alloc(job, (size_t)c->h, sizeof *tm.prog);
+  tm.in = ht_alloc_raw(job, (size_t)T * (size_t)k, sizeof(int32_t));
+  pthread_t *tid = ht_alloc(job, (size_t)T, sizeof *tid);
+  worker *args = ht_alloc(job, (size_t)T, sizeof *args);
+  ht_status s = HT_OK;
+  if (!tm.prog || !tm.in || !tid || !args) {
+    s = HT_ERR_NO_MEMORY;
+    goto out;
+  }
+  for (int64_t t = 0; t < c->h; t++)
+    atomic_init(&tm.prog[t], 0);
+  if (!(job->carry_in && dc > 0 && job->stream && job->stream->need))
+    take_carry(c, dc, 0, c->w);
+  int started = 1;
+  for (; started < T; started++) {
+    args[started] = (worker){ &tm, started };
+    if (pthread_create(&tid[started], NULL, team_main, &args[started]) != 0)
+      break;
+  }
+  if (started < T) {
+    atomic_store(&tm.stop, 1);
+    ht_set_msg(job->msg, "cannot start %d threads for a streamed band", T);
+    tm.status = HT_ERR_NO_MEMORY;
+  } else {
+    team_rows(&tm, 0);
+  }
+  atomic_store(&tm.stop, 1); /* workers waiting for a row that never comes, on a failure */
+  for (int i = 1; i < started; i++)
+    pthread_join(tid[i], NULL);
+  s = tm.status;
+out:
+  free((void *)tm.prog);
+  free(tm.in);
+  free(tid);
+  free(args);
+  return s;
+}
+
 ht_status ht_stream_run(ht_job *job, const ht_rows *rows)
 {
   const ht_filter *f = &job->filter;
@@ -158,10 +321,12 @@ ht_status ht_stream_run(ht_job *job, const ht_rows *rows)
    * so row t + n starts after row t ended once n * skew >= nch. A row's
    * errors are read by the fd rows below it, so they live fd rows longer. */
   const int64_t flight = skew ? (nch + skew - 1) / skew + 1 : h;
+  /* threads only where rows can overlap: chunks narrower than a row */
+  const int T = !st || k >= w || job->threads < 1 ? 1 : job->threads < h ? job->threads : (int)h;
   stream_state c = { .job = job, .rows = rows, .w = w, .h = h, .fd = fp.down };
   c.stride = (size_t)w + 2 * PAD;
-  c.nlv = flight < h ? flight : h;
-  c.ne = flight + fp.down < h ? flight + fp.down : h;
+  c.nlv = T == 1 && flight < h ? flight : h;
+  c.ne = T == 1 && flight + fp.down < h ? flight + fp.down : h;
   c.levels = job->levels;
   for (int i = 0; i < job->levels; i++)
     c.level_value[i] = ht_fx_level(i, job->levels);
@@ -177,6 +342,10 @@ ht_status ht_stream_run(ht_job *job, const ht_rows *rows)
     goto out;
   }
   const chunk_fn run = chunk_table[fp.index][job->levels == 2 ? 0 : 1];
+  if (T > 1) {
+    s = run_team(&c, run, T, k, dc);
+    goto out;
+  }
   /* carried-in columns there so far: all of them unless they stream */
   const bool streamed_in = job->carry_in && dc > 0 && st && st->need;
   int64_t have = 0;
@@ -211,7 +380,7 @@ ht_status ht_stream_run(ht_job *job, const ht_rows *rows)
       }
       if (x0 == 0) /* row t takes its slot of levels */
         c.stored[t % c.nlv] = 0;
-      run(&c, t, x0, x1);
+      run(&c, t, x0, x1, c.in);
       store_levels(&c, t, x1);
       if (t == h - 1 && x1 > given) {
         if (job->carry_out && dc > 0)

@@ -12,7 +12,10 @@
  * `need` for what the band above has announced: the wavefront of the MPI
  * tool, on one machine. Also the refusals.
  *
- * usage: test-stream [bands|formats|threads|errors] */
+ * The same with threads in a band (ht_context_set_threads): its rows on
+ * several threads, the callbacks still from the calling thread.
+ *
+ * usage: test-stream [bands|formats|threads|errors|band-threads] */
 #include "ht-test.h"
 
 #include <pthread.h>
@@ -58,12 +61,13 @@ typedef struct {
   int32_t *above, *below, *seen;
   int64_t need_x, ready_x;
   int calls_bad;
+  pthread_t caller; /* the callbacks come from the thread that ran the band */
 } contract;
 
 static bool need_cb(int64_t x, void *user)
 {
   contract *c = user;
-  if (x <= c->need_x || x > c->w)
+  if (x <= c->need_x || x > c->w || !pthread_equal(pthread_self(), c->caller))
     c->calls_bad++;
   for (int r = 0; r < c->D && c->source; r++)
     for (int64_t i = c->need_x; i < x && i < c->w; i++)
@@ -75,7 +79,7 @@ static bool need_cb(int64_t x, void *user)
 static bool ready_cb(int64_t x, void *user)
 {
   contract *c = user;
-  if (x <= c->ready_x || x > c->w)
+  if (x <= c->ready_x || x > c->w || !pthread_equal(pthread_self(), c->caller))
     c->calls_bad++;
   for (int r = 0; r < c->D; r++)
     for (int64_t i = c->ready_x; i < x && i < c->w; i++)
@@ -117,7 +121,7 @@ static bool run_streamed(ht_context *ctx, const picture *pic, const ht_params *p
     memset(above, 0x5A, carry * sizeof(int32_t));
     memset(below, 0xA5, carry * sizeof(int32_t));
     memset(seen, 0x33, carry * sizeof(int32_t));
-    contract c = { pic->w, D, y0 > 0 ? prev : NULL, above, below, seen, 0, 0, 0 };
+    contract c = { pic->w, D, y0 > 0 ? prev : NULL, above, below, seen, 0, 0, 0, pthread_self() };
     ht_stream st = { y0, k, y0 > 0 ? above : NULL, below, need_cb, ready_cb, &c };
     ht_image i = in_rows(pic, y0, n), o = out_rows(pic, out, y0, n);
     ht_status s = ht_run_band_stream(ctx, &i, &o, par, &st);
@@ -397,8 +401,15 @@ int main(int argc, char **argv)
     part_threads(ctx);
   else if (strcmp(part, "errors") == 0)
     part_errors(ctx);
+  else if (strcmp(part, "band-threads") == 0) {
+    for (int t = 2; t <= 5; t += 3) {
+      ht_context_set_threads(ctx, t);
+      part_bands(ctx);
+      part_formats(ctx);
+    }
+  }
   else {
-    fprintf(stderr, "usage: test-stream [bands|formats|threads|errors]\n");
+    fprintf(stderr, "usage: test-stream [bands|formats|threads|errors|band-threads]\n");
     return 2;
   }
   ht_context_free(ctx);

@@ -16,7 +16,8 @@ every level count).
             ones, PBM and PGM output
   filters   every filter (custom ones reaching 3 rows down and 4 columns
             back too), levels 2..256
-  blocks    rows per block and chunk widths from 1 to more than the image
+  blocks    rows per block and chunk widths from 1 to more than the image,
+            threads in a rank
   real      the photo fixture, the PPM fixture (its luma), data/*.png as
             PGM, 16-bit and odd-maxval PGM, PBM input
   metrics   --metrics prints the CLI's mean tone error
@@ -149,6 +150,14 @@ def case_blocks(env):
             env.mpi(n, ["--algorithm", alg, "--rows", r, "--chunk", k, "b.pgm", "got.pbm"])
             with open("ref.pbm", "rb") as a, open("got.pbm", "rb") as b:
                 check(a.read() == b.read(), "rows %s chunk %s %s on %d ranks differs" % (r, k, alg, n))
+    # threads in a rank: a block's rows on several threads
+    for i, (n, t, r, k) in enumerate([(1, 3, "7", "5"), (2, 2, "4", "9"), (3, 5, "15", "4")] +
+                                     ([(4, 8, "9", "3"), (5, 3, "2", "1")] if FULL else [])):
+        alg = ["floyd-steinberg", "jarvis-judice-ninke", "atkinson"][i % 3]
+        env.cli(["--algorithm", alg, "b.pgm", "ref.pbm"])
+        env.mpi(n, ["--threads", str(t), "--algorithm", alg, "--rows", r, "--chunk", k, "b.pgm", "got.pbm"])
+        with open("ref.pbm", "rb") as a, open("got.pbm", "rb") as b:
+            check(a.read() == b.read(), "%d threads a rank, rows %s chunk %s %s on %d ranks differs" % (t, r, k, alg, n))
 
 
 def case_real(env):
