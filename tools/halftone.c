@@ -233,6 +233,19 @@ static void print_help(FILE *f)
   help_option(f, "--serpentine", "odd rows right to left; runs sequentially (one thread, variant ed), "
                                  "never in parallel");
   help_list(f, "--color MODE", "colour input", HT_LIST_COLOR_MODES, (int)defaults.color);
+  help_option(f, "--interplane F[,B]", "with --color plane-dependent or cmyk: the share of each plane's error "
+                                       "fed forward to the next plane of the same pixel (F) and back to the "
+                                       "previous plane of the next pixel (B, default F), 0..1 each, F + B <= 1 "
+                                       "(default 0: the planes are independent; 0.2 cuts colorant overlap most, "
+                                       "docs/color.md)");
+  help_option(f, "--randomize A", "with --color plane-dependent or cmyk: perturb the error filter's weights per "
+                                  "pixel by up to A (0..1, default 0), their sum kept, from --seed; breaks "
+                                  "periodic textures");
+  snprintf(text, sizeof text, "with --color cmyk: the share of the common part of cyan, magenta and yellow "
+           "printed as black, 0..1 (default %g)", defaults.black);
+  help_option(f, "--black A", text);
+  help_option(f, "--separations PREFIX", "with a colour mode: also write each plane to PREFIX-NAME.pbm (2 levels) "
+                                         "or .pgm, NAME r, g, b (a) or c, m, y, k; dark = ink (cmyk) or 0");
   help_list(f, "--backend WHICH", "where it runs", HT_LIST_BACKENDS, (int)HT_BACKEND_AUTO);
   help_option(f, "--threads N", "CPU threads, 0 = every core it may run on (default 0); with other "
                                 "programs busy, fewer can be faster");
@@ -286,10 +299,15 @@ typedef struct {
   double sigma;
   uint64_t seed;
   unsigned given;
+  /* plane-dependent colour (docs/color.md) */
+  double forward, backward; /* --interplane F[,B]                  */
+  double randomize;         /* --randomize A                       */
+  double black;             /* --black A                           */
+  const char *separations;  /* --separations PREFIX                */
 } options;
 
 enum { GIVEN_WINDOW = 1, GIVEN_SIGMA = 2, GIVEN_EYE_RADIUS = 4, GIVEN_INIT = 8, GIVEN_SEED = 16,
-       GIVEN_SCHEDULE = 32, GIVEN_MAX_ROUNDS = 64 };
+       GIVEN_SCHEDULE = 32, GIVEN_MAX_ROUNDS = 64, GIVEN_COLOR_OPTS = 128 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -407,6 +425,7 @@ enum {
   OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_FORCE, OPT_QUIET, OPT_VERSION, OPT_HELP,
   OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
   OPT_WINDOW, OPT_SIGMA, OPT_EYE_RADIUS, OPT_INIT, OPT_SEED, OPT_SCHEDULE, OPT_MAX_ROUNDS,
+  OPT_INTERPLANE, OPT_RANDOMIZE, OPT_BLACK, OPT_SEPARATIONS,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -437,6 +456,10 @@ static int parse_args(int argc, char **argv, options *o)
     { "seed", required_argument, NULL, OPT_SEED },
     { "schedule", required_argument, NULL, OPT_SCHEDULE },
     { "max-rounds", required_argument, NULL, OPT_MAX_ROUNDS },
+    { "interplane", required_argument, NULL, OPT_INTERPLANE },
+    { "randomize", required_argument, NULL, OPT_RANDOMIZE },
+    { "black", required_argument, NULL, OPT_BLACK },
+    { "separations", required_argument, NULL, OPT_SEPARATIONS },
     { NULL, 0, NULL, 0 },
   };
   memset(o, 0, sizeof *o);
@@ -456,6 +479,7 @@ static int parse_args(int argc, char **argv, options *o)
   o->seed = defaults.seed;
   o->schedule = (int)defaults.schedule;
   o->max_rounds = defaults.max_rounds;
+  o->black = defaults.black;
   opterr = 0; /* our own messages */
   int c, v;
   /* ":" first: a missing value comes back as ":" instead of "?". */
@@ -495,6 +519,21 @@ static int parse_args(int argc, char **argv, options *o)
       break;
     case OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
+    case OPT_DPI: {
+      int dpi;
+      if (!parse_int(arg, 1, 100000, &dpi))
+        return usage_error("--dpi must be a whole number of dots per inch 1..100000, not '%s'", arg);
+      o->dpi = dpi;
+      break;
+    }
+    case OPT_FORMAT:
+      if ((o->format = hti_kind_from_name(arg)) < 0)
+        return usage_error("--format must be pbm, pgm, ppm, png or tiff, not '%s'", arg);
+      break;
+    case OPT_COMPRESSION:
+      if ((o->compression = hti_compression_from_name(arg)) < 0)
+        return usage_error("--compression must be g4, deflate, lzw or none, not '%s'", arg);
+      break;
     case OPT_WINDOW:
       if (!parse_int(arg, 1, HT_SEARCH_WINDOW_MAX, &o->window))
         return usage_error("--window must be a whole number 1..%d (the side of the windows), not '%s'",
@@ -532,21 +571,34 @@ static int parse_args(int argc, char **argv, options *o)
                            "nothing, not '%s'", arg);
       o->given |= GIVEN_MAX_ROUNDS;
       break;
-    case OPT_DPI: {
-      int dpi;
-      if (!parse_int(arg, 1, 100000, &dpi))
-        return usage_error("--dpi must be a whole number of dots per inch 1..100000, not '%s'", arg);
-      o->dpi = dpi;
+    case OPT_INTERPLANE: {
+      char buf[64];
+      const char *comma = strchr(arg, ',');
+      if (strlen(arg) >= sizeof buf || (comma && strchr(comma + 1, ',')))
+        return usage_error("--interplane must be F or F,B (numbers 0..1), not '%s'", arg);
+      strcpy(buf, arg);
+      char *b = strchr(buf, ',');
+      if (b)
+        *b++ = '\0';
+      if (!parse_number(buf, &o->forward) || o->forward > 1.0 || (b && (!parse_number(b, &o->backward) ||
+                                                                     o->backward > 1.0)))
+        return usage_error("--interplane must be F or F,B (numbers 0..1), not '%s'", arg);
+      if (!b)
+        o->backward = o->forward;
+      o->given |= GIVEN_COLOR_OPTS;
       break;
     }
-    case OPT_FORMAT:
-      if ((o->format = hti_kind_from_name(arg)) < 0)
-        return usage_error("--format must be pbm, pgm, ppm, png or tiff, not '%s'", arg);
+    case OPT_RANDOMIZE:
+      if (!parse_number(arg, &o->randomize) || o->randomize > 1.0)
+        return usage_error("--randomize must be a number 0..1, not '%s'", arg);
+      o->given |= GIVEN_COLOR_OPTS;
       break;
-    case OPT_COMPRESSION:
-      if ((o->compression = hti_compression_from_name(arg)) < 0)
-        return usage_error("--compression must be g4, deflate, lzw or none, not '%s'", arg);
+    case OPT_BLACK:
+      if (!parse_number(arg, &o->black) || o->black > 1.0)
+        return usage_error("--black must be a number 0..1, not '%s'", arg);
+      o->given |= GIVEN_COLOR_OPTS;
       break;
+    case OPT_SEPARATIONS: o->separations = arg; break;
     case 'V':
     case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':
@@ -694,8 +746,10 @@ static int search_options(const options *o, ht_params *params, const char *name)
   };
   const bool search = params->method != HT_METHOD_ERROR_DIFFUSION;
   unsigned misplaced = 0;
+  const bool coupled = o->color == HT_COLOR_PLANE_DEPENDENT || o->color == HT_COLOR_CMYK;
   if (!search)
-    misplaced = o->given & ~(o->metrics ? (unsigned)(GIVEN_SIGMA | GIVEN_EYE_RADIUS) : 0u);
+    misplaced = o->given & ~(o->metrics ? (unsigned)(GIVEN_SIGMA | GIVEN_EYE_RADIUS) : 0u) &
+                ~(coupled ? (unsigned)GIVEN_SEED : 0u) & ~(unsigned)GIVEN_COLOR_OPTS;
   else if (params->method == HT_METHOD_DBS)
     misplaced = o->given & GIVEN_WINDOW;
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
@@ -749,8 +803,19 @@ static int setup(const options *o, ht_params *params, ht_context **ctx_out, noti
   } else if (o->coefficients) {
     return usage_error("--coefficients goes with --algorithm custom only, not with %s", alg->name);
   }
-  if (o->nplane_levels > 0 && o->color != HT_COLOR_PER_CHANNEL)
-    return usage_error("--levels with one value per colour plane needs --color per-channel");
+  if (o->nplane_levels > 0 && o->color == HT_COLOR_LUMA)
+    return usage_error("--levels with one value per colour plane needs --color per-channel, plane-dependent or "
+                       "cmyk");
+  if ((o->given & GIVEN_COLOR_OPTS) && o->color != HT_COLOR_PLANE_DEPENDENT && o->color != HT_COLOR_CMYK)
+    return usage_error("--interplane, --randomize and --black go with --color plane-dependent or cmyk");
+  if (o->separations && o->color == HT_COLOR_LUMA)
+    return usage_error("--separations goes with a colour mode (per-channel, plane-dependent or cmyk)");
+  for (int i = 0; i < HT_MAX_PLANES; i++) {
+    params->plane_weights.forward[i] = o->forward;
+    params->plane_weights.backward[i] = o->backward;
+  }
+  params->randomize = o->randomize;
+  params->black = o->black;
 
   ht_context *ctx = ht_context_new();
   if (!ctx) {
@@ -764,6 +829,57 @@ static int setup(const options *o, ht_params *params, ht_context **ctx_out, noti
     return quit(ctx, usage_error("%s", ht_context_message(ctx)));
   *ctx_out = ctx;
   return -1;
+}
+
+/* --separations PREFIX: each plane of the result as PREFIX-NAME.pbm (2
+ * levels) or .pgm, dark where the plane is 0 (RGB) or has ink (cmyk). */
+static bool write_separations(const options *o, const ht_image *res, int planes, bool cmyk, char *err, size_t n)
+{
+  static const char *const rgb[4] = { "r", "g", "b", "a" }, *const inks[4] = { "c", "m", "y", "k" };
+  for (int p = 0; p < planes; p++) {
+    const int L = o->plane_levels[p] ? o->plane_levels[p] : o->levels;
+    const bool bits = L == 2;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s-%s.%s", o->separations, cmyk ? inks[p] : rgb[p], bits ? "pbm" : "pgm") >=
+        (int)sizeof path) {
+      snprintf(err, n, "--separations: the name is too long");
+      return false;
+    }
+    hti_out so;
+    hti_dest d;
+    char why[512];
+    if (!hti_out_init(&so, bits ? HTI_PBM : HTI_PGM, res->width, res->height, 1, bits ? 1 : 8, why, sizeof why)) {
+      snprintf(err, n, "%.300s: %.200s", path, why);
+      return false;
+    }
+    if (!hti_dest_open(&d, path, o->input, o->force, why, sizeof why)) {
+      hti_out_free(&so);
+      snprintf(err, n, "%.300s: %.200s", path, why);
+      return false;
+    }
+    for (int64_t y = 0; y < res->height; y++) {
+      const uint8_t *src = (const uint8_t *)res->data + (size_t)y * res->stride;
+      uint8_t *dst = so.pixels + (size_t)y * so.stride;
+      if (bits)
+        memset(dst, 0, ((size_t)res->width + 7) / 8);
+      for (int64_t x = 0; x < res->width; x++) {
+        const uint8_t v = src[(size_t)x * (size_t)res->channels + (size_t)p];
+        const uint8_t gray = cmyk ? (uint8_t)(255 - v) : v; /* ink is dark */
+        if (bits)
+          dst[x >> 3] |= (uint8_t)(gray < 128 ? 0x80 >> (x & 7) : 0); /* PBM: set = black */
+        else
+          dst[x] = gray;
+      }
+    }
+    const bool ok = hti_out_write(&so, &d, why, sizeof why);
+    hti_dest_close(&d);
+    hti_out_free(&so);
+    if (!ok) {
+      snprintf(err, n, "%.300s: %.200s", path, why);
+      return false;
+    }
+  }
+  return true;
 }
 
 int main(int argc, char **argv)
@@ -843,9 +959,20 @@ int main(int argc, char **argv)
     notice_add(&notes, "%s: CMYK converted to RGB by R = (1-C)(1-K) etc. (no colour management)", in_name);
   }
   int colors = im.channels - (im.has_alpha ? 1 : 0);
-  bool per_channel = o.color == HT_COLOR_PER_CHANNEL && colors >= 3;
-  int planes = per_channel ? colors : 1;
+  /* plane-dependent colour writes what per-channel does; cmyk halftones
+   * four ink planes (`inks`) and writes them as a CMYK TIFF, or an RGB
+   * rendering of them to other files (docs/color.md) */
+  const bool cmyk = o.color == HT_COLOR_CMYK;
+  bool per_channel = (o.color == HT_COLOR_PER_CHANNEL || o.color == HT_COLOR_PLANE_DEPENDENT || cmyk) && colors >= 3;
+  int planes = cmyk ? 4 : per_channel ? colors : 1;
+  uint8_t *inks = NULL;
   rc = 1;
+  if (cmyk && colors != 3) {
+    hti_release(&im);
+    hti_dest_close(&dest);
+    return quit(ctx, usage_error("%s: --color cmyk separates RGB input; it has %d colour channel(s)", in_name,
+                                 colors));
+  }
 
   /* --- output layout */
   if (o.nplane_levels > 0 && o.nplane_levels != planes) {
@@ -859,16 +986,18 @@ int main(int argc, char **argv)
     hti_dest_close(&dest);
     return quit(ctx, usage_error("%s: --color per-channel on colour input gives RGB; write .ppm or .png", o.output));
   }
-  if (kind == HTI_PPM && planes != 3) {
+  if (kind == HTI_PPM && !cmyk && planes != 3) {
     hti_release(&im);
     hti_dest_close(&dest);
     return quit(ctx, usage_error("%s: PPM output is for --color per-channel on colour input; write .pgm, .pbm or .png",
                                  o.output));
   }
-  bool keep_alpha = im.has_alpha && png_like;
-  int file_channels = planes + (keep_alpha ? 1 : 0);
+  bool keep_alpha = im.has_alpha && png_like && !cmyk;
+  int file_channels = (cmyk ? 3 : planes) + (keep_alpha ? 1 : 0);
   int depth;
-  if (kind == HTI_PBM || (png_like && planes == 1 && !keep_alpha && o.levels == 2))
+  if (cmyk)
+    depth = 8; /* the RGB rendering of the inks */
+  else if (kind == HTI_PBM || (png_like && planes == 1 && !keep_alpha && o.levels == 2))
     depth = 1;
   else if (png_like && keep_alpha && im.depth == 16)
     depth = 16; /* a 16-bit alpha channel keeps its precision */
@@ -928,7 +1057,17 @@ int main(int argc, char **argv)
   int render_channels = planes + (im.has_alpha && depth != 1 ? 1 : 0);
   ht_image out_img = { im.width, im.height, out.stride, render_channels, out_fmt, out.pixels };
   uint8_t *scratch = NULL;
-  if (render_channels != file_channels) {
+  if (cmyk) { /* four ink planes, no alpha; rendered below */
+    params.alpha = false;
+    inks = malloc((size_t)im.width * (size_t)im.height * 4);
+    if (!inks) {
+      say("out of memory");
+      goto done;
+    }
+    out_img = (ht_image){ im.width, im.height, (size_t)im.width * 4, 4, HT_FORMAT_U8, inks };
+    if (im.has_alpha)
+      notice_add(&notes, "%s: --color cmyk drops the input's alpha", o.output);
+  } else if (render_channels != file_channels) {
     size_t rs = ht_format_row_bytes(out_fmt, im.width, render_channels);
     scratch = malloc(rs * (size_t)im.height);
     if (!scratch) {
@@ -983,6 +1122,21 @@ int main(int argc, char **argv)
   }
   free(times);
 
+  if (inks) { /* the RGB rendering: red light is what cyan and black leave */
+    for (int64_t y = 0; y < im.height; y++) {
+      const uint8_t *src = inks + (size_t)y * (size_t)im.width * 4;
+      uint8_t *dst = out.pixels + (size_t)y * out.stride;
+      for (int64_t x = 0; x < im.width; x++)
+        for (int c = 0; c < 3; c++) {
+          const int ink = src[4 * x + c] + src[4 * x + 3];
+          dst[3 * x + c] = (uint8_t)(ink >= 255 ? 0 : 255 - ink);
+        }
+    }
+  }
+  if (o.separations && !write_separations(&o, &out_img, planes, cmyk, err, sizeof err)) {
+    say("%s", err);
+    goto done;
+  }
   if (scratch) { /* drop the alpha channel the file cannot hold */
     size_t bps = depth == 16 ? 2 : 1, rc_ = (size_t)render_channels, fc = (size_t)file_channels;
     for (int64_t y = 0; y < im.height; y++) {
@@ -993,8 +1147,11 @@ int main(int argc, char **argv)
     }
   }
 
-  /* --- metrics, averaged over the dithered planes */
-  if (o.metrics) {
+  /* --- metrics, averaged over the dithered planes (the cmyk inks have
+   * no input plane to compare with) */
+  if (o.metrics && cmyk)
+    notice_add(&notes, "--metrics: not computed for --color cmyk (its ink planes have no input plane)");
+  if (o.metrics && !cmyk) {
     /* the eye error: for the search methods, which minimise it, and for
      * error diffusion when an eye model is asked for */
     const bool eye = params.method != HT_METHOD_ERROR_DIFFUSION || (o.given & (GIVEN_SIGMA | GIVEN_EYE_RADIUS));
@@ -1020,16 +1177,16 @@ int main(int argc, char **argv)
       hvs += m.hvs_error;
     }
     printf("mean tone error: %.4f\nHVS error: %.4f\n", tone / planes, hvs / planes);
-    if (eye)
-      printf("eye error (sigma %g, %dx%d): %.4f\n", params.eye.sigma, 2 * params.eye.radius + 1,
-             2 * params.eye.radius + 1, eye_error / planes);
-    if (params.method != HT_METHOD_ERROR_DIFFUSION)
-      printf("rounds: %lld\n", (long long)ht_context_last_rounds(ctx));
     if (icc_fate[0])
       printf("input ICC profile: %s (%s, %zu bytes), %s\n", icc_desc[0] ? icc_desc : "no description", icc_space,
              im.icc_len, icc_fate);
     if (im.xdpi > 0)
       printf("input resolution: %g x %g dpi\n", im.xdpi, im.ydpi);
+    if (eye)
+      printf("eye error (sigma %g, %dx%d): %.4f\n", params.eye.sigma, 2 * params.eye.radius + 1,
+             2 * params.eye.radius + 1, eye_error / planes);
+    if (params.method != HT_METHOD_ERROR_DIFFUSION)
+      printf("rounds: %lld\n", (long long)ht_context_last_rounds(ctx));
   }
 
   /* --- output: stdout first, since a run that fails writes no file */
@@ -1037,7 +1194,35 @@ int main(int argc, char **argv)
     say("cannot write to stdout: %s; %s not written", strerror(errno), o.output);
     goto done;
   }
-  if (!hti_out_write(&out, &dest, err, sizeof err)) {
+  if (inks && kind == HTI_TIFF) { /* the inks themselves, a plane each, 1 bit where 2 levels */
+    hti_cmyk ci;
+    memset(&ci, 0, sizeof ci);
+    ci.width = im.width;
+    ci.height = im.height;
+    ci.depth = 8;
+    ci.xdpi = out.xdpi;
+    ci.ydpi = out.ydpi;
+    ci.compression = out.compression;
+    const size_t plane = (size_t)im.width * (size_t)im.height;
+    uint8_t *sep = malloc(plane * 4);
+    if (!sep) {
+      say("out of memory");
+      goto done;
+    }
+    for (int p = 0; p < 4; p++) {
+      for (size_t i = 0; i < plane; i++)
+        sep[(size_t)p * plane + i] = inks[4 * i + (size_t)p];
+      ci.plane[p] = sep + (size_t)p * plane;
+      ci.stride[p] = (size_t)im.width;
+      ci.levels[p] = params.plane_levels[p] ? params.plane_levels[p] : params.levels;
+    }
+    const bool ok = hti_write_cmyk_tiff(&ci, &dest, err, sizeof err);
+    free(sep);
+    if (!ok) {
+      say("%s: %s", o.output, err);
+      goto done;
+    }
+  } else if (!hti_out_write(&out, &dest, err, sizeof err)) {
     say("%s: %s", o.output, err);
     goto done;
   }
@@ -1048,6 +1233,7 @@ done:
   hti_dest_close(&dest);
   ht_context_free(ctx);
   free(scratch);
+  free(inks);
   hti_out_free(&out);
   hti_release(&im);
   return rc;

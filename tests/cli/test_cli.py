@@ -146,8 +146,8 @@ def case_errors_usage(env):
     expect_error(env, ["--serpentine", "--variant", "wavefront", c], 2, r"serpentine.*variant wavefront")
     missing = env.path("missing.pgm")
     for v in [n for n in library_choices(env.data)["variants"] if not n.startswith("gpu-") and n not in ("auto", "ed")]:
-        # a search variant refuses error diffusion first
-        want = r"variant %s computes another method" if v.endswith(("les-cpu", "pes-cpu", "dbs-cpu")) \
+        # a search or plane-dependent colour variant refuses error diffusion first
+        want = r"variant %s computes another method" if v in ("les-cpu", "pes-cpu", "dbs-cpu", "pd", "pd-threads") \
             else r"serpentine.*variant %s\b"
         expect_error(env, ["--serpentine", "--variant", v, missing], 2, want % re.escape(v))
     expect_error(env, ["--serpentine", "--backend", "cuda", missing], 2, r"backend cuda: .*serpentine")

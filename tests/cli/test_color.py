@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Plane-dependent colour on the `halftone` command line (suite cli).
+Python stdlib only. The library's exactness is tested in
+tests/core/test-color.c; this checks what the options do.
+
+    test_color.py HALFTONE CASE
+
+Cases:
+  weights0     --interplane 0 gives --color per-channel's file, byte for byte
+  grain        on the paper's ramp (gray 0..0.25, 512 x 32) --interplane 0.2
+               cuts the pixels where colorants overlap (the paper's Grain)
+               to under a quarter of per-channel's
+  randomize    --randomize 0 ignores --seed; --randomize 1 follows it
+  threads      --threads 1, 3 and --variant pd give the same file
+  separations  --separations files hold the planes of the output; cmyk's
+               RGB rendering follows its ink separations; a CMYK TIFF
+  errors       out-of-range values and misplaced options: exit 2, one line
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pnm import read_pnm  # noqa: E402
+
+SKIP = 77
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+def run(halftone, *args, rc=0):
+    p = subprocess.run([halftone] + list(args), capture_output=True, text=True, timeout=120)
+    check(p.returncode == rc, "halftone %s: exit %d, want %d; stderr: %s" % (" ".join(args), p.returncode, rc,
+                                                                                p.stderr.strip()))
+    return p
+
+
+def ramp(path, lo=0, hi=64, w=512, h=32):
+    row = bytearray()
+    for x in range(w):
+        v = round(lo + x * (hi - lo) / (w - 1))
+        row += bytes([v, v, v])
+    with open(path, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (w, h))
+        f.write(bytes(row) * h)
+
+
+def noise(path, w=97, h=61):
+    s = 12345
+    data = bytearray()
+    for i in range(w * h * 3):
+        s = (s * 1103515245 + 12345) & 0x7FFFFFFF
+        data.append(((i // 3) % w * 255 // w + (s >> 24)) & 255)
+    with open(path, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (w, h))
+        f.write(bytes(data))
+
+
+def grain(path):
+    img = read_pnm(path)
+    s = img.samples
+    n = img.width * img.height
+    return sum(1 for i in range(n) if (s[3 * i] > 0) + (s[3 * i + 1] > 0) + (s[3 * i + 2] > 0) >= 2) / n
+
+
+def same(a, b):
+    with open(a, "rb") as f, open(b, "rb") as g:
+        return f.read() == g.read()
+
+
+def case_weights0(ht):
+    noise("in.ppm")
+    run(ht, "--color", "per-channel", "--levels", "2,3,2", "in.ppm", "pc.ppm")
+    run(ht, "--color", "plane-dependent", "--interplane", "0", "--levels", "2,3,2", "in.ppm", "pd.ppm")
+    check(same("pc.ppm", "pd.ppm"), "--interplane 0 differs from --color per-channel")
+    run(ht, "--color", "plane-dependent", "--interplane", "0.3,0.1", "in.ppm", "pd3.ppm")
+    check(not same("pc.ppm", "pd3.ppm"), "--interplane 0.3,0.1 changes nothing")
+
+
+def case_grain(ht):
+    ramp("ramp.ppm")
+    run(ht, "--color", "per-channel", "ramp.ppm", "pc.ppm")
+    run(ht, "--color", "plane-dependent", "--interplane", "0.2", "ramp.ppm", "pd.ppm")
+    g0, g2 = grain("pc.ppm"), grain("pd.ppm")
+    check(g0 > 0.05, "per-channel grain %.3f: the ramp should overlap its planes" % g0)
+    check(g2 < g0 / 4, "grain %.3f with --interplane 0.2, %.3f per-channel" % (g2, g0))
+
+
+def case_randomize(ht):
+    noise("in.ppm")
+    base = ["--color", "plane-dependent", "--interplane", "0.2"]
+    run(ht, *base, "in.ppm", "a.ppm")
+    run(ht, *base, "--randomize", "0", "--seed", "99", "in.ppm", "b.ppm")
+    check(same("a.ppm", "b.ppm"), "--randomize 0 depends on --seed")
+    run(ht, *base, "--randomize", "1", "--seed", "1", "in.ppm", "c.ppm")
+    run(ht, *base, "--randomize", "1", "--seed", "2", "in.ppm", "d.ppm")
+    run(ht, *base, "--randomize", "1", "--seed", "1", "in.ppm", "e.ppm")
+    check(not same("a.ppm", "c.ppm"), "--randomize 1 changes nothing")
+    check(not same("c.ppm", "d.ppm"), "--randomize 1 ignores --seed")
+    check(same("c.ppm", "e.ppm"), "the same seed gives another image")
+
+
+def case_threads(ht):
+    noise("in.ppm", 301, 77)
+    base = ["--color", "cmyk", "--interplane", "0.25", "--randomize", "0.5", "--seed", "5"]
+    run(ht, *base, "--threads", "1", "in.ppm", "t1.ppm")
+    run(ht, *base, "--threads", "3", "in.ppm", "t3.ppm")
+    run(ht, *base, "--variant", "pd", "--backend", "cpu", "in.ppm", "v.ppm")
+    check(same("t1.ppm", "t3.ppm") and same("t1.ppm", "v.ppm"), "threads or variants differ")
+
+
+def case_separations(ht):
+    noise("in.ppm")
+    run(ht, "--color", "plane-dependent", "--interplane", "0.2", "--levels", "2,3,2", "--separations", "s",
+        "in.ppm", "out.ppm")
+    out = read_pnm("out.ppm")
+    n = out.width * out.height
+    for p, name in enumerate("rgb"):
+        path = "s-%s.%s" % (name, "pgm" if p == 1 else "pbm")
+        check(os.path.exists(path), "no %s" % path)
+        sep = read_pnm(path)
+        for i in range(n):
+            v = out.samples[3 * i + p]
+            want = v if p == 1 else (1 if v else 0)  # PBM reads 1 = white
+            if sep.samples[i] != want:
+                raise Fail("%s pixel %d: %d, the output's plane has %d" % (path, i, sep.samples[i], v))
+    run(ht, "--color", "cmyk", "--black", "0.5", "--interplane", "0.2", "--separations", "k", "in.ppm", "cm.ppm")
+    rgb = read_pnm("cm.ppm").samples
+    inks = [read_pnm("k-%s.pbm" % c).samples for c in "cmyk"]
+    for i in range(n):
+        for c in range(3):
+            ink = (inks[c][i] == 0) or (inks[3][i] == 0)  # PBM 0 = black = ink
+            if rgb[3 * i + c] != (0 if ink else 255):
+                raise Fail("cmyk rendering pixel %d channel %d: %d, inks say %s" % (i, c, rgb[3 * i + c], ink))
+    p = subprocess.run([ht, "--color", "cmyk", "in.ppm", "cm.tif"], capture_output=True, text=True)
+    if p.returncode == 0:
+        with open("cm.tif", "rb") as f:
+            head = f.read(4)
+        check(head in (b"II*\x00", b"MM\x00*"), "cm.tif is no TIFF")
+    else:
+        check("TIFF" in p.stderr or "tif" in p.stderr, "cm.tif: %s" % p.stderr.strip())
+
+
+def case_errors(ht):
+    noise("in.ppm")
+    gray = "in.pgm"
+    with open(gray, "wb") as f:
+        f.write(b"P5\n4 4\n255\n" + bytes(range(16)))
+    for args, words in [
+        (["--color", "plane-dependent", "--interplane", "1.5"], "--interplane"),
+        (["--color", "plane-dependent", "--interplane", "0.2,x"], "--interplane"),
+        (["--color", "plane-dependent", "--interplane", "0.7,0.7"], "add up to more than 1"),
+        (["--color", "plane-dependent", "--randomize", "2"], "--randomize"),
+        (["--color", "cmyk", "--black", "-1"], "--black"),
+        (["--color", "per-channel", "--interplane", "0.2"], "plane-dependent or cmyk"),
+        (["--randomize", "0.5"], "plane-dependent or cmyk"),
+        (["--separations", "x"], "colour mode"),
+        (["--color", "plane-dependent", "--algorithm", "dbs"], "per-channel"),
+    ]:
+        p = run(ht, *args, "in.ppm", "out.ppm", rc=2)
+        check(words in p.stderr, "%s: stderr '%s' does not say '%s'" % (args, p.stderr.strip(), words))
+        check(p.stderr.count("\n") == 1, "%s: more than one line: %s" % (args, p.stderr))
+        check(not os.path.exists("out.ppm"), "%s: out.ppm written" % args)
+    p = run(ht, "--color", "cmyk", gray, "out.ppm", rc=2)
+    check("separates RGB" in p.stderr, "cmyk of gray: %s" % p.stderr.strip())
+    check(not os.path.exists("out.ppm"), "cmyk of gray: out.ppm written")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: test_color.py HALFTONE CASE", file=sys.stderr)
+        return 2
+    ht, case = os.path.abspath(sys.argv[1]), sys.argv[2]
+    fn = globals().get("case_" + case.replace("-", "_"))
+    if not fn:
+        print("unknown case %s" % case, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as d:
+        os.chdir(d)
+        try:
+            fn(ht)
+        except Fail as e:
+            print("FAIL %s: %s" % (case, e), file=sys.stderr)
+            return 1
+    print("ok %s" % case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
