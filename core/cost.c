@@ -34,22 +34,25 @@ bool ht_cost_prefers_gpu(double pixels, int threads, bool gpu_open)
   return 0.5 + pixels * 0.1e-6 + (gpu_open ? 0 : open_ms) < cpu_ms;
 }
 
-/* The search methods are compute-bound and run for many rounds; their
- * costs a pixel (the whole run, first round to the last, from the
- * Floyd-Steinberg start on a photo) were measured on the same host
- * (BENCHMARKS.md, "Search methods on the GPU"): one CPU thread, and an
- * open GPU, in ns. Colour runs per channel are judged by one channel. */
+/* The search methods are compute-bound and run for many rounds. Their
+ * costs a pixel, the whole run from the Floyd-Steinberg start on a photo
+ * (coffee.png at 512^2 to 4896^2), measured on the H100 host
+ * (BENCHMARKS.md, "Search methods on the GPU"): the CPU's as one thread's
+ * (16 threads' time times 0.65 * 16), the GPU's on an open device plus
+ * 5 ms a run. Windows of 1 x 1, 2 x 2 and 5 x 5 were not measured: their
+ * figures are rough (5 x 5 costs about 2^25 / 2^16 times 4 x 4 without
+ * the CPU's bounds). Colour runs per channel are judged by one channel. */
 bool ht_cost_prefers_gpu_search(int method, int window, double pixels, int threads, bool gpu_open)
 {
-  /* [method - LES][m - 1], DBS by its own row */
+  /* [method - LES][m - 1]; DBS has no m */
   static const double cpu_ns[3][5] = {
-    { 60, 400, 6e3, 1.2e5, 2e6 },      /* LES */
-    { 60, 300, 2e3, 2e4, 2e5 },        /* PES */
-    { 250, 250, 250, 250, 250 },       /* DBS */
+    { 1e3, 2e3, 1.2e4, 2.4e5, 1e7 }, /* LES */
+    { 1e3, 2e3, 1.5e4, 8.5e5, 1e7 }, /* PES */
+    { 1.3e3, 1.3e3, 1.3e3, 1.3e3, 1.3e3 },
   };
   static const double gpu_ns[3][5] = {
-    { 20, 20, 40, 500, 2e4 },
-    { 20, 20, 40, 300, 5e3 },
+    { 50, 100, 400, 8e3, 1e6 },
+    { 50, 100, 800, 1.2e4, 1e6 },
     { 10, 10, 10, 10, 10 },
   };
   const int mi = method >= 1 && method <= 3 ? method - 1 : 2;
@@ -63,5 +66,5 @@ bool ht_cost_prefers_gpu_search(int method, int window, double pixels, int threa
     if (*end == '\0' && v >= 0 && v <= 1e7)
       open_ms = v;
   }
-  return 1.0 + pixels * gpu_ns[mi][wi] * 1e-6 + (gpu_open ? 0 : open_ms) < cpu_ms;
+  return 5.0 + pixels * gpu_ns[mi][wi] * 1e-6 + (gpu_open ? 0 : open_ms) < cpu_ms;
 }

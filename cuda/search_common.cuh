@@ -177,7 +177,7 @@ __device__ inline cand block_min(cand c, cand *red)
  * consecutive banks), the reduction (nt candidates) and the region
  * offsets of the window's pixels. */
 struct smem_layout {
-  size_t reg, tab, slots, red, at, bytes;
+  size_t reg, tab, slots, red, at, reach, bytes;
 };
 
 __host__ __device__ inline smem_layout layout(int rs, int n, int S, int nt)
@@ -188,7 +188,8 @@ __host__ __device__ inline smem_layout layout(int rs, int n, int S, int nt)
   L.slots = L.tab + (size_t)n * S * S * 4;
   L.red = (L.slots + (size_t)rs * nt * 4 + 15) / 16 * 16;
   L.at = L.red + (size_t)nt * sizeof(cand);
-  L.bytes = L.at + (size_t)MAX_BITS * 4;
+  L.reach = L.at + (size_t)MAX_BITS * 4;
+  L.bytes = L.reach + (size_t)rs * 4;
   return L;
 }
 
@@ -227,6 +228,42 @@ __device__ inline void prepare(const plane &P, int y0, int x0, int32_t *reg, int
   }
   for (int k = tid; k < P.n; k += nt)
     at[k] = (k / P.ww) * P.rw + k % P.ww;
+}
+
+/* The reach of the low `lo` window pixels at each region pixel: the sum
+ * of their tables, so that with the high pixels fixed and the low ones
+ * free an error e lies in [e0 - reach, e0], e0 the error with the low
+ * pixels black (turning white lowers e). Call after prepare and a
+ * barrier. Fits int32: the weights of all pixels sum to HT_EYE_ONE. */
+__device__ inline void low_reach(const plane &P, const int32_t *tab, int32_t *reach, int lo)
+{
+  const int SS = P.S * P.S;
+  for (int t = threadIdx.x; t < P.rh * P.rw; t += blockDim.x) {
+    const int ly = t / P.rw, lx = t % P.rw;
+    int32_t a = 0;
+    for (int k = 0; k < lo; k++) {
+      const int dy = ly - k / P.ww, dx = lx - k % P.ww;
+      if (dy >= 0 && dy < P.S && dx >= 0 && dx < P.S)
+        a += tab[k * SS + dy * P.S + dx];
+    }
+    reach[t] = a;
+  }
+}
+
+/* The least error (minus the current pattern's, base) that any pattern
+ * of the calling thread's block can have: its region (slot) holds e0,
+ * the low pixels black (low_reach); the sum over the region of the
+ * distance from 0 to [e0 - reach, e0]. A block whose bound is >= 0 holds
+ * nothing strictly better than the current pattern, which is all that
+ * LES and PES can keep (docs/search.md), so the thread skips it. */
+__device__ __forceinline__ long long low_bound(const int32_t *slot, int nt, const int32_t *reach, int rs)
+{
+  long long b = 0;
+  for (int t = 0; t < rs; t++) {
+    const long long e = slot[(size_t)t * nt], lo = e - reach[t];
+    b += lo > 0 ? lo : e < 0 ? -e : 0;
+  }
+  return b;
 }
 
 /* The device's limits for LES and PES blocks: the threads (a power of

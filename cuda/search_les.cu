@@ -31,6 +31,7 @@ template <int S> __global__ void les_kernel(const plane P)
   int32_t *slot = (int32_t *)(smem + Lo.slots) + tid;
   cand *red = (cand *)(smem + Lo.red);
   int *at = (int *)(smem + Lo.at);
+  int32_t *reach = (int32_t *)(smem + Lo.reach);
   int hb = 0; /* the high bits the threads split: 2^hb <= nt, hb <= n */
   while (hb < n && (2 << hb) <= nt)
     hb++;
@@ -54,11 +55,16 @@ template <int S> __global__ void les_kernel(const plane P)
       uint32_t in;
       const uint32_t cur = read_pattern(P, y0, x0, &in);
       __syncthreads();
+      low_reach(P, tab, reach, lo);
+      __syncthreads();
       cand c = { 0, 0xffffffffu }; /* none: only errors below the current one count */
       if (tid < (1 << hb)) {
-        for (int t = 0; t < rs; t++)
+        long long base = 0; /* the current pattern's region error */
+        for (int t = 0; t < rs; t++) {
           slot[(size_t)t * nt] = reg[t];
-        uint32_t x = (uint32_t)tid << lo | (cur & lomask);
+          base += abs(reg[t]);
+        }
+        uint32_t x = (uint32_t)tid << lo; /* the low pixels black */
         long long sum = 0;
         for (uint32_t f = x ^ cur; f; f &= f - 1) {
           const int k = __ffs(f) - 1;
@@ -66,7 +72,8 @@ template <int S> __global__ void les_kernel(const plane P)
         }
         if (sum < 0)
           c = { sum, x };
-        for (uint32_t t = 1; t <= lomask; t++) {
+        const uint32_t end = low_bound(slot, nt, reach, rs) >= base ? 0 : lomask;
+        for (uint32_t t = 1; t <= end; t++) {
           const int k = __ffs(t) - 1;
           x ^= 1u << k;
           sum += flip<S>(slot, nt, tab + k * S * S, at[k], P.rw, x >> k & 1);

@@ -11,7 +11,13 @@
  * R, as core/search/revolving_door.h), and the block takes the least
  * (error, value). That is r_k whatever the order of the list: for k other
  * than beta the least by error, then value; for k = beta the current
- * pattern unless some pattern is strictly better. */
+ * pattern unless some pattern is strictly better.
+ *
+ * Only a pattern strictly better than the current one can be kept, and
+ * the walk's every decision (pes.c) is the same whether an r_k that is
+ * not strictly better has its own error or any other error >= 0: so a
+ * thread skips its block where low_bound says that nothing in it is
+ * strictly better, and r_k may then be "none" (error LLONG_MAX). */
 #include "search_common.cuh"
 
 #include <climits>
@@ -112,6 +118,7 @@ template <int S> __global__ void pes_kernel(const plane P)
   int32_t *slot = (int32_t *)(smem + Lo.slots) + tid;
   cand *red = (cand *)(smem + Lo.red);
   int *at = (int *)(smem + Lo.at);
+  int32_t *reach = (int32_t *)(smem + Lo.reach);
   int hb = 0;
   while (hb < n && (2 << hb) <= nt)
     hb++;
@@ -134,6 +141,11 @@ template <int S> __global__ void pes_kernel(const plane P)
       uint32_t in;
       const uint32_t cur = read_pattern(P, y0, x0, &in);
       __syncthreads();
+      low_reach(P, tab, reach, lo);
+      __syncthreads();
+      long long base = 0; /* the current pattern's region error */
+      for (int t = 0; t < rs; t++)
+        base += abs(reg[t]);
       const int beta = __popc(cur);
       /* r_k, the same in every thread */
       auto best_of = [&](int k) -> cand {
@@ -142,12 +154,17 @@ template <int S> __global__ void pes_kernel(const plane P)
         if (tid < (1 << hb) && kl >= 0 && kl <= lo) {
           for (int t = 0; t < rs; t++)
             slot[(size_t)t * nt] = reg[t];
-          uint32_t x = (uint32_t)tid << lo | ((1u << kl) - 1);
+          uint32_t x = (uint32_t)tid << lo; /* the low pixels black, then the first of the list */
           long long sum = 0;
           for (uint32_t f = x ^ cur; f; f &= f - 1) {
             const int b = __ffs(f) - 1;
             sum += flip<S>(slot, nt, tab + b * S * S, at[b], P.rw, x >> b & 1);
           }
+          if (low_bound(slot, nt, reach, rs) >= base)
+            goto none;
+          for (int b = 0; b < kl; b++)
+            sum += flip<S>(slot, nt, tab + b * S * S, at[b], P.rw, true);
+          x |= (1u << kl) - 1;
           c = { sum, x };
           rdoor g;
           rd_first(g, lo, kl);
@@ -160,6 +177,7 @@ template <int S> __global__ void pes_kernel(const plane P)
               c = { sum, x };
           }
         }
+      none:
         cand r = block_min(c, red);
         if (k == beta && r.sum >= 0)
           r = { 0, cur };

@@ -206,9 +206,9 @@ static void part_api(void)
   /* backend auto takes the GPU for a search method of this size (its
    * opening not counted: the cost model is not what is tested here) */
   setenv("HT_AUTO_GPU_OPEN_MS", "0", 1);
-  ht_params p = params(HT_METHOD_PES, 3, 1.0, 3, HT_INIT_FLOYD_STEINBERG, 1, 0);
+  ht_params p = params(HT_METHOD_LES, 4, 1.0, 3, HT_INIT_FLOYD_STEINBERG, 1, 0);
   CHECK(run(&im, &p, HT_BACKEND_AUTO, out, &c, msg, &used) == HT_OK, "auto: %s", msg);
-  CHECK(used == HT_VARIANT_PES_GPU, "auto ran %s", ht_variant_name(used));
+  CHECK(used == HT_VARIANT_LES_GPU, "auto ran %s", ht_variant_name(used));
   CHECK(run(&im, &p, HT_BACKEND_CPU, ref, &c, msg, &used) == HT_OK, "cpu: %s", msg);
   CHECK(memcmp(out, ref, n) == 0, "auto's GPU result differs from the CPU's");
   /* the named variant */
