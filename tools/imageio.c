@@ -326,6 +326,10 @@ static bool load_file(const char *path, hti_image *img, const uint8_t **data, si
   int fd = std_in ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return hti_fail(err, n, "cannot open: %s", strerror(errno));
+  if (std_in && isatty(fd)) { /* it would wait for an image typed in */
+    close(fd);
+    return hti_fail(err, n, "is a terminal; pipe or redirect an image into standard input");
+  }
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;

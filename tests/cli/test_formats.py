@@ -481,6 +481,22 @@ def case_pipes(env):
     _, status = os.waitpid(pid, 0)
     check(os.WEXITSTATUS(status) == 1 and b"standard output is a terminal" in text and b"P4" not in text,
           "binary output to a terminal: %r" % text)
+    # standard input on a terminal: refused, not waited on
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(env.halftone, [env.halftone, "-", env.path("tty.pbm")])
+    text = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        text += chunk
+    _, status = os.waitpid(pid, 0)
+    check(os.WEXITSTATUS(status) == 1 and b"standard input: is a terminal" in text
+          and not os.path.exists(env.path("tty.pbm")), "INPUT - on a terminal: %r" % text)
     # endless streams: a TIFF or JPEG header and then zeros for ever
     for name, head in (("TIFF", tiff(64, 64, 8, 1, 1, b"\0" * 64 * 64)[:200]), ("JPEG", b"\xff\xd8\xff\xe0\0\x10JFIF\0")):
         p = subprocess.Popen("cat; exec cat /dev/zero", shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
