@@ -128,46 +128,49 @@ static const char unknown_signature[] = "not a PGM, PPM, PBM, PAM, PNG, TIFF or 
  * so it is read to its end; the first directory's image size bounds how
  * far: the raw samples, a quarter more (codecs that expand noise a
  * little), and EXTRA_BYTES. */
+static uint64_t tiff_uint(const uint8_t *p, int bytes, bool le)
+{
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++)
+    v |= (uint64_t)p[le ? i : bytes - 1 - i] << (8 * i);
+  return v;
+}
+
 static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
 {
   bool ok = stream_fill(s, 16, limit, err, n);
-  if (!ok || s->used < 8)
+  if (!ok || s->used < 16)
     return ok; /* truncated: the decoder says so */
-  bool le = s->buf[0] == 'I';
-  uint64_t bound = EXTRA_BYTES;
-  if (s->buf[le ? 2 : 3] == 42) { /* classic TIFF: the first directory's entries */
-    const uint8_t *b;
-#define U16(p) (le ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 : (uint32_t)(p)[0] << 8 | (p)[1])
-#define U32(p) (le ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 | (uint32_t)(p)[2] << 16 | (uint32_t)(p)[3] << 24 \
-                   : hti_be32(p))
-    uint64_t ifd = U32(s->buf + 4);
-    if (ifd < EXTRA_BYTES && (ok = stream_fill(s, (size_t)ifd + 2, limit, err, n)) && s->used >= ifd + 2) {
-      uint32_t count = U16(s->buf + ifd);
-      ok = stream_fill(s, (size_t)(ifd + 2 + 12 * (uint64_t)count), limit, err, n);
-      uint64_t w = 0, h = 0, spp = 1, bps = 1;
-      for (uint32_t i = 0; ok && i < count && ifd + 2 + 12 * (uint64_t)(i + 1) <= s->used; i++) {
-        b = s->buf + ifd + 2 + 12 * (uint64_t)i;
-        uint32_t tag = U16(b), type = U16(b + 2);
-        uint64_t v = type == 3 ? U16(b + 8) : U32(b + 8);
-        if (tag == 256)
-          w = v;
-        else if (tag == 257)
-          h = v;
-        else if (tag == 277)
-          spp = v;
-        else if (tag == 258 && type == 3)
-          bps = U32(b + 4) <= 2 ? v : 16; /* one value a sample, stored elsewhere: at most 16 */
-      }
-#undef U16
-#undef U32
-      if (w && h && w <= (uint64_t)HTI_MAX_SIDE && h <= (uint64_t)HTI_MAX_SIDE && spp <= 16 && bps <= 64) {
-        uint64_t raw = h * ((w * spp * bps + 7) / 8);
-        bound += raw + raw / 4;
-      }
+  bool le = s->buf[0] == 'I', big = s->buf[le ? 2 : 3] == 43;
+  /* classic: 2-byte entry count, 12-byte entries, 4-byte values;
+   * BigTIFF: 8, 20, 8 */
+  int cbytes = big ? 8 : 2, ebytes = big ? 20 : 12, vbytes = big ? 8 : 4;
+  uint64_t bound = EXTRA_BYTES, raw = 0;
+  uint64_t ifd = big ? tiff_uint(s->buf + 8, 8, le) : tiff_uint(s->buf + 4, 4, le);
+  if (ifd < EXTRA_BYTES && (ok = stream_fill(s, (size_t)ifd + 8, limit, err, n)) && s->used >= ifd + (uint64_t)cbytes) {
+    uint64_t count = tiff_uint(s->buf + ifd, cbytes, le);
+    if (count > 4096)
+      count = 4096;
+    ok = stream_fill(s, (size_t)(ifd + (uint64_t)cbytes + (uint64_t)ebytes * count), limit, err, n);
+    uint64_t w = 0, h = 0, spp = 1, bps = 1;
+    for (uint64_t i = 0; ok && i < count && ifd + (uint64_t)cbytes + (uint64_t)ebytes * (i + 1) <= s->used; i++) {
+      const uint8_t *b = s->buf + ifd + (uint64_t)cbytes + (uint64_t)ebytes * i;
+      uint64_t tag = tiff_uint(b, 2, le), type = tiff_uint(b + 2, 2, le), cnt = tiff_uint(b + 4, vbytes, le);
+      const uint8_t *val = b + 4 + vbytes;
+      uint64_t v = type == 3 ? tiff_uint(val, 2, le) : type == 4 ? tiff_uint(val, 4, le) : tiff_uint(val, 8, le);
+      if (tag == 256)
+        w = v;
+      else if (tag == 257)
+        h = v;
+      else if (tag == 277)
+        spp = v;
+      else if (tag == 258 && type == 3)
+        bps = cnt * 2 <= (uint64_t)vbytes ? v : 16; /* stored elsewhere: at most 16 */
     }
-  } else {
-    bound = limit; /* BigTIFF: up to the limit */
+    if (w && h && w <= (uint64_t)HTI_MAX_SIDE && h <= (uint64_t)HTI_MAX_SIDE && spp <= 16 && bps <= 64)
+      raw = h * ((w * spp * bps + 7) / 8);
   }
+  bound += raw + raw / 4;
   if (ok)
     ok = stream_fill(s, bound < limit ? (size_t)bound + 1 : limit, limit, err, n);
   if (ok && !s->eof && s->used > bound)

@@ -498,7 +498,10 @@ def case_pipes(env):
     check(os.WEXITSTATUS(status) == 1 and b"standard input: is a terminal" in text
           and not os.path.exists(env.path("tty.pbm")), "INPUT - on a terminal: %r" % text)
     # endless streams: a TIFF or JPEG header and then zeros for ever
-    for name, head in (("TIFF", tiff(64, 64, 8, 1, 1, b"\0" * 64 * 64)[:200]), ("JPEG", b"\xff\xd8\xff\xe0\0\x10JFIF\0")):
+    bigtiff = b"II+\0\x08\0\0\0" + struct.pack("<Q", 16) + struct.pack("<Q", 2) + \
+        struct.pack("<HHQQ", 256, 4, 1, 64) + struct.pack("<HHQQ", 257, 4, 1, 64)
+    for name, head in (("TIFF", tiff(64, 64, 8, 1, 1, b"\0" * 64 * 64)[:200]), ("BigTIFF", bigtiff),
+                       ("JPEG", b"\xff\xd8\xff\xe0\0\x10JFIF\0")):
         p = subprocess.Popen("cat; exec cat /dev/zero", shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         p.stdin.write(head)
         p.stdin.close()
