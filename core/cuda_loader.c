@@ -15,6 +15,7 @@
 #include "color/color.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +260,78 @@ ht_status ht_cuda_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant v
   return status_of(job, c->api->run(c->dev, v, &job->filter, job->levels, &io, why, sizeof why), why);
 }
 
+/* The host side of gpu-pd: rows y0 .. y1 of every plane loaded (and
+ * separated) into `in`, or stored from `out`, on one of several threads
+ * (rows.h: load and store may run on several threads at once). */
+typedef struct {
+  const ht_color_job *cj;
+  uint16_t *in;
+  const uint8_t *out;
+  int64_t y0, y1;
+  bool store;
+  bool ok, threaded;
+  pthread_t tid;
+} color_part;
+
+static void *color_part_run(void *arg)
+{
+  color_part *pt = arg;
+  const ht_color_job *cj = pt->cj;
+  const int P = cj->planes;
+  const int64_t w = cj->rows[0].width, h = cj->rows[0].height;
+  const size_t plane = (size_t)w * (size_t)h;
+  if (pt->store) {
+    for (int64_t y = pt->y0; y < pt->y1; y++)
+      for (int j = 0; j < P; j++)
+        cj->rows[j].store(&cj->rows[j], y, 0, w, pt->out + (size_t)j * plane + (size_t)y * (size_t)w);
+    return NULL;
+  }
+  int32_t *row = malloc((size_t)w * (size_t)(P + 3) * sizeof *row);
+  pt->ok = row != NULL;
+  if (!row)
+    return NULL;
+  int32_t *dst[4];
+  for (int j = 0; j < P; j++)
+    dst[j] = row + (size_t)j * (size_t)w;
+  for (int64_t y = pt->y0; y < pt->y1; y++) {
+    ht_color_load(cj, y, 0, w, dst, row + (size_t)P * (size_t)w);
+    for (int j = 0; j < P; j++) {
+      uint16_t *o = pt->in + (size_t)j * plane + (size_t)y * (size_t)w;
+      for (int64_t x = 0; x < w; x++) /* HT_FX values (separated too) are 0..65535 */
+        o[x] = (uint16_t)dst[j][x];
+    }
+  }
+  free(row);
+  return NULL;
+}
+
+/* Every row on up to `threads` threads; false when out of memory. */
+static bool color_parts(const ht_color_job *cj, uint16_t *in, const uint8_t *out, bool store, int threads)
+{
+  enum { MAXT = 64 };
+  color_part parts[MAXT];
+  const int64_t h = cj->rows[0].height;
+  int n = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+  if (n > h)
+    n = (int)h;
+  for (int k = 0; k < n; k++) {
+    parts[k] = (color_part){ .cj = cj, .in = in, .out = out, .y0 = h * k / n, .y1 = h * (k + 1) / n,
+                             .store = store, .ok = true, .threaded = false };
+    if (k > 0)
+      parts[k].threaded = pthread_create(&parts[k].tid, NULL, color_part_run, &parts[k]) == 0;
+    if (k > 0 && !parts[k].threaded)
+      color_part_run(&parts[k]); /* no thread: this one does it */
+  }
+  color_part_run(&parts[0]);
+  bool ok = true;
+  for (int k = 0; k < n; k++) {
+    if (parts[k].threaded)
+      pthread_join(parts[k].tid, NULL);
+    ok = ok && parts[k].ok;
+  }
+  return ok;
+}
+
 ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
 {
   const ht_color_job *cj = job->color;
@@ -279,20 +352,12 @@ ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
   cc.seed = job->seed;
   uint16_t *in = ht_alloc_raw(job, plane * (size_t)P, sizeof *in);
   uint8_t *out = ht_alloc_raw(job, plane * (size_t)P, 1);
-  int32_t *row = ht_alloc_raw(job, (size_t)w * (size_t)(P + 3), sizeof *row);
   ht_status s = HT_OK;
-  if (!in || !out || !row) {
+  if (!in || !out || !color_parts(cj, in, NULL, false, job->threads)) {
+    if (in && out)
+      ht_set_msg(job->msg, "out of memory: the rows of a %lldx%lld image", (long long)w, (long long)h);
     s = HT_ERR_NO_MEMORY;
     goto done;
-  }
-  int32_t *dst[4];
-  for (int j = 0; j < P; j++)
-    dst[j] = row + (size_t)j * (size_t)w;
-  for (int64_t y = 0; y < h; y++) {
-    ht_color_load(cj, y, 0, w, dst, row + (size_t)P * (size_t)w);
-    for (int j = 0; j < P; j++)
-      for (int64_t x = 0; x < w; x++) /* HT_FX values (separated too) are 0..65535 */
-        in[(size_t)j * plane + (size_t)y * (size_t)w + (size_t)x] = (uint16_t)dst[j][x];
   }
   cc.in = in;
   cc.out = out;
@@ -307,14 +372,11 @@ ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
   }
   if (getenv("HT_CUDA_COLOR_TIMES")) /* tools/bench: the kernel alone */
     fprintf(stderr, "gpu-pd kernel: %.3f ms\n", cc.kernel_ms);
-  for (int64_t y = 0; y < h; y++)
-    for (int j = 0; j < P; j++)
-      cj->rows[j].store(&cj->rows[j], y, 0, w, out + (size_t)j * plane + (size_t)y * (size_t)w);
+  color_parts(cj, NULL, out, true, job->threads);
   if (!ht_job_tick(job, h, h))
     s = HT_ERR_CANCELLED;
 done:
   free(in);
   free(out);
-  free(row);
   return s;
 }

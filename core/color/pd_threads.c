@@ -24,10 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Columns between two publications of a row's progress: long enough
- * that the row below, which trails by at least this much, works on other
- * cache lines of the accumulators than the row above writes. */
-#define CH 256
+/* Columns between two publications of a row's progress (pdt.ch): long
+ * enough that the row below, which trails by at least this much, works
+ * on other cache lines of the accumulators than the row above writes,
+ * but short enough that all threads' rows fit in the width at once. */
+#define CH_MIN 32
+#define CH_MAX 256
 
 typedef struct {
   _Alignas(64) _Atomic uint64_t v; /* (row << 32) | columns done */
@@ -38,6 +40,7 @@ typedef struct {
   const ht_color_job *cj;
   int64_t w, h;
   int T, ring, D, L;
+  int64_t ch;            /* columns between publications                  */
   int32_t *acc;          /* [D][ring][P][w]                              */
   row_progress *prog;    /* [ring]                                        */
   int32_t *bufs;         /* per thread: P*w inputs + 3*w cmyk scratch     */
@@ -103,8 +106,8 @@ static bool run_row(pdt *S, int me, int64_t y)
     tdx[t] = f->taps[t].dx;
   int32_t back[HT_PD_MAX_PLANES] = { 0 };
   _Atomic uint64_t *mine = &S->prog[y % S->ring].v;
-  for (int64_t x0 = 0; x0 < w; x0 += CH) {
-    const int64_t x1 = x0 + CH < w ? x0 + CH : w;
+  for (int64_t x0 = 0; x0 < w; x0 += S->ch) {
+    const int64_t x1 = x0 + S->ch < w ? x0 + S->ch : w;
     if (y > 0) {
       const int64_t need = x1 + S->L < w ? x1 + S->L : w;
       if (!wait_row(S, y - 1, need))
@@ -207,6 +210,8 @@ ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
     T = HT_POOL_MAX + 1;
   S.T = T;
   S.ring = T + (S.D > 1 ? S.D : 1);
+  S.ch = S.w / (4 * (int64_t)T); /* the rows in flight span a quarter of the width */
+  S.ch = S.ch < CH_MIN ? CH_MIN : S.ch > CH_MAX ? CH_MAX : S.ch;
   const int P = cj->planes;
   const size_t W = (size_t)S.w;
   S.acc = ht_alloc(job, (size_t)(S.D ? S.D : 1) * (size_t)S.ring * (size_t)P * W, sizeof *S.acc);
