@@ -47,10 +47,16 @@ typedef struct
   gint     backend;    /* ht_backend (HT_LIST_BACKENDS)               */
   gint     threads;    /* 0 = all cores                               */
   gint     zoom;       /* preview magnification, 1..8 (dialog only)   */
+  /* plane-dependent colour and cmyk (docs/color.md); dialog only, the
+   * PDB's scripts get the op's defaults */
+  gint     interplane; /* inter-plane weight, forward and back, %     */
+  gint     randomize;  /* filter randomisation, %                    */
+  gint     seed;
+  gint     black;      /* cmyk black generation, %                   */
 } HalftoneVals;
 
 static const HalftoneVals defaults = {
-  HT_FILTER_FLOYD_STEINBERG, "- * 7; 3 5 1 / 16", 2, HT_COLOR_LUMA, 0, FALSE, HT_BACKEND_AUTO, 0, 1,
+  HT_FILTER_FLOYD_STEINBERG, "- * 7; 3 5 1 / 16", 2, HT_COLOR_LUMA, 0, FALSE, HT_BACKEND_AUTO, 0, 1, 20, 0, 0, 100,
 };
 
 typedef struct PreviewJob PreviewJob;
@@ -290,6 +296,14 @@ render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
                  "backend",      v->backend,
                  "threads",      v->threads,
                  NULL);
+  if (v->color_mode == HT_COLOR_PLANE_DEPENDENT || v->color_mode == HT_COLOR_CMYK)
+    gegl_node_set (op,
+                   "interplane-forward",  v->interplane / 100.0,
+                   "interplane-backward", v->interplane / 100.0,
+                   "randomize",           v->randomize / 100.0,
+                   "seed",                v->seed,
+                   "black",               v->black / 100.0,
+                   NULL);
   if (talk->progress)
     g_signal_connect (op, "progress", talk->progress, talk->progress_data);
   if (talk->cancel)
@@ -375,6 +389,8 @@ same_vals (const HalftoneVals *a, const HalftoneVals *b)
          a->color_mode == b->color_mode && a->space == b->space &&
          a->serpentine == b->serpentine &&
          a->backend == b->backend && a->threads == b->threads &&
+         a->interplane == b->interplane && a->randomize == b->randomize && a->seed == b->seed &&
+         a->black == b->black &&
          (a->algorithm != HT_FILTER_CUSTOM || strcmp (a->coefficients, b->coefficients) == 0);
 }
 
@@ -913,6 +929,24 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->color_mode);
   g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
   attach_row (table, row++, _("Color _mode:"), w, NULL);
+
+  /* plane-dependent colour and cmyk only (the op ignores them otherwise) */
+  w = spin (&vals->interplane, 0, 50, &st);
+  gtk_widget_set_tooltip_text (w, _("Plane-dependent and CMYK modes: the share (%) of each color plane's error "
+                                    "passed to its neighbouring planes, so that dots of different colors stop "
+                                    "piling up on the same pixels; 20 is a good start"));
+  attach_row (table, row++, _("_Inter-plane weight (%):"), w, NULL);
+  w = spin (&vals->randomize, 0, 100, &st);
+  gtk_widget_set_tooltip_text (w, _("Plane-dependent and CMYK modes: how much (%) the error filter's weights "
+                                    "are perturbed per pixel, which breaks periodic patterns"));
+  attach_row (table, row++, _("Ran_domize (%):"), w, NULL);
+  w = spin (&vals->seed, 0, G_MAXINT, &st);
+  gtk_widget_set_tooltip_text (w, _("Key of the random perturbation; the same seed gives the same image"));
+  attach_row (table, row++, _("S_eed:"), w, NULL);
+  w = spin (&vals->black, 0, 100, &st);
+  gtk_widget_set_tooltip_text (w, _("CMYK mode: the share (%) of the gray common to cyan, magenta and yellow "
+                                    "printed with black ink"));
+  attach_row (table, row++, _("Blac_k generation (%):"), w, NULL);
 
   w = int_combo (_("Perceptual (gamma-encoded values)"), 0, _("Linear light"), 1, NULL);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->space);
