@@ -41,7 +41,9 @@
 
 #include "halftone.h"
 
-typedef int HalftoneAlgorithm; /* ht_filter_id  */
+typedef int HalftoneAlgorithm; /* HT_LIST_ALGORITHMS: filter ids, then les, pes, dbs */
+typedef int HalftoneInit;      /* ht_search_init     */
+typedef int HalftoneSchedule;  /* ht_search_schedule */
 typedef int HalftoneBackend;   /* ht_backend    */
 typedef int HalftoneColorMode; /* ht_color_mode */
 
@@ -72,7 +74,9 @@ halftone_register_list (const gchar *type_name, ht_list list)
     return (GType) type;                                                     \
   }
 
-HALFTONE_LIST_TYPE (halftone_algorithm, HalftoneAlgorithm, HT_LIST_FILTERS)
+HALFTONE_LIST_TYPE (halftone_algorithm, HalftoneAlgorithm, HT_LIST_ALGORITHMS)
+HALFTONE_LIST_TYPE (halftone_init, HalftoneInit, HT_LIST_INITS)
+HALFTONE_LIST_TYPE (halftone_schedule, HalftoneSchedule, HT_LIST_SCHEDULES)
 HALFTONE_LIST_TYPE (halftone_backend, HalftoneBackend, HT_LIST_BACKENDS)
 HALFTONE_LIST_TYPE (halftone_color_mode, HalftoneColorMode, HT_LIST_COLOR_MODES)
 
@@ -90,13 +94,48 @@ property_enum (algorithm, _("Algorithm"),
                HalftoneAlgorithm, halftone_algorithm,
                HT_FILTER_FLOYD_STEINBERG)
   description (_("Error filter that spreads each pixel's quantization error "
-                 "to its unprocessed neighbours"))
+                 "to its unprocessed neighbours, or a search for the black and "
+                 "white image that looks most like the original (LES, PES, DBS)"))
 
 property_string (coefficients, _("Coefficients"), "- * 7; 3 5 1 / 16")
   description (_("Custom error filter: rows separated by ';', '*' marks the "
                  "current pixel, '-' the pixels before it, an optional "
                  "'/ divisor' at the end; for example \"- * 7; 3 5 1 / 16\""))
   ui_meta ("visible", "algorithm {custom}")
+
+/* The search methods (docs/search.md): shown for them only. */
+property_int (window, _("Window size"), 4)
+  description (_("Side of the square windows whose black-and-white patterns "
+                 "are searched; each step up makes LES about 30 times slower"))
+  value_range (1, HT_SEARCH_WINDOW_MAX)
+  ui_meta ("visible", "algorithm {les, pes}")
+
+property_double (sigma, _("Eye model sigma"), 1.0)
+  description (_("Standard deviation in pixels of the Gaussian that models "
+                 "the eye: larger values look from farther away"))
+  value_range (0.25, 4.0)
+  ui_meta ("visible", "algorithm {les, pes, dbs}")
+
+property_enum (init, _("Start from"),
+               HalftoneInit, halftone_init,
+               HT_INIT_FLOYD_STEINBERG)
+  description (_("The image the search starts from: Floyd-Steinberg error "
+                 "diffusion (fewer rounds) or random dither from the seed"))
+  ui_meta ("visible", "algorithm {les, pes, dbs}")
+
+property_enum (schedule, _("Schedule"),
+               HalftoneSchedule, halftone_schedule,
+               HT_SCHEDULE_PARALLEL)
+  description (_("Order of the windows: parallel blocks on every core, or "
+                 "raster order on one (the paper's sequential reference)"))
+  ui_meta ("visible", "algorithm {les, pes, dbs}")
+
+property_int (max_rounds, _("Maximum rounds"), 0)
+  description (_("Stop the search after this many rounds (0: when a round "
+                 "changes nothing)"))
+  value_range (0, 1000000)
+  ui_range (0, 50)
+  ui_meta ("visible", "algorithm {les, pes, dbs}")
 
 property_int (levels, _("Levels"), 2)
   description (_("Number of output levels per channel (2 gives pure black and white)"))
@@ -133,10 +172,10 @@ property_double (randomize, _("Randomize filter"), 0.0)
   ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
 
 property_int (seed, _("Random seed"), 0)
-  description (_("Key of the random perturbation; the same seed gives the "
-                 "same image"))
+  description (_("Key of the random numbers (the filter perturbation of "
+                 "plane-dependent color, the random start of a search); the "
+                 "same seed gives the same image"))
   value_range (0, G_MAXINT)
-  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
 
 property_double (black, _("Black generation"), 1.0)
   description (_("Share of the gray common to cyan, magenta and yellow that "
@@ -297,7 +336,10 @@ get_filter (GeglProperties *o, ht_filter *filter, gchar *err, gsize err_size)
 {
   const ht_filter *builtin;
 
-  /* the property's values are the library's ht_filter_id values */
+  /* the property's values are the library's HT_LIST_ALGORITHMS values:
+   * the ht_filter_id values, then the search methods (no filter) */
+  if (o->algorithm == HT_ALGORITHM_LES || o->algorithm == HT_ALGORITHM_PES || o->algorithm == HT_ALGORITHM_DBS)
+    return TRUE;
   if (o->algorithm == HT_FILTER_CUSTOM)
     return ht_filter_parse (o->coefficients ? o->coefficients : "",
                             filter, err, err_size) == HT_OK;
@@ -325,6 +367,12 @@ get_params (GeglProperties *o, const Plan *plan, ht_params *params, gchar *why, 
       g_snprintf (why, why_size, "coefficients \"%s\": %s", o->coefficients ? o->coefficients : "", err);
       return FALSE;
     }
+  ht_params_set_algorithm (params, o->algorithm); /* the method; the filter stays */
+  params->window     = o->window;
+  params->eye.sigma  = o->sigma;
+  params->init       = (ht_search_init) o->init;
+  params->schedule   = (ht_search_schedule) o->schedule;
+  params->max_rounds = o->max_rounds;
   params->levels = o->levels;
   params->scan   = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
   params->color  = (ht_color_mode) o->color_mode;

@@ -34,6 +34,16 @@ CASES = [
      ['--color', 'plane-dependent', '--interplane', '0.2,0.3', '--randomize', '0.5', '--seed', '7'], '.ppm'),
     (['color-mode=cmyk', 'interplane-forward=0.2', 'interplane-backward=0.2', 'black=0.6'],
      ['--color', 'cmyk', '--interplane', '0.2', '--black', '0.6'], '.ppm'),
+    # the search methods (docs/search.md); small windows keep the CPU time
+    # of les and pes to seconds
+    (['algorithm=dbs'], ['--algorithm', 'dbs'], '.pgm'),
+    (['algorithm=les', 'window=2', 'init=random', 'seed=5'],
+     ['--algorithm', 'les', '--window', '2', '--init', 'random', '--seed', '5'], '.pgm'),
+    (['algorithm=pes', 'window=2', 'sigma=0.8', 'max-rounds=3', 'color-mode=per-channel'],
+     ['--algorithm', 'pes', '--window', '2', '--sigma', '0.8', '--max-rounds', '3', '--color', 'per-channel'],
+     '.png'),
+    (['algorithm=dbs', 'schedule=raster', 'threads=1'],
+     ['--algorithm', 'dbs', '--schedule', 'raster', '--threads', '1'], '.pgm'),
 ]
 
 

@@ -202,7 +202,9 @@ test_enums_are_library_lists (void)
     const gchar *type, *property, *default_nick;
     ht_list      list;
   } lists[] = {
-    { "HalftoneAlgorithm", "algorithm", "floyd-steinberg", HT_LIST_FILTERS },
+    { "HalftoneAlgorithm", "algorithm", "floyd-steinberg", HT_LIST_ALGORITHMS },
+    { "HalftoneInit", "init", "floyd-steinberg", HT_LIST_INITS },
+    { "HalftoneSchedule", "schedule", "parallel", HT_LIST_SCHEDULES },
     { "HalftoneBackend", "backend", "auto", HT_LIST_BACKENDS },
     { "HalftoneColorMode", "color-mode", "luma", HT_LIST_COLOR_MODES },
   };
@@ -513,6 +515,75 @@ test_equals_core (void)
           g_object_unref (out);
           g_object_unref (in);
         }
+  g_free (rgba);
+}
+
+/* The search methods (algorithm les, pes, dbs and their properties): the
+ * op gives the core's bits; their properties show for them only. */
+static void
+test_search (void)
+{
+  const gint w = 37, h = 29;
+  guchar    *rgba = make_rgba8 (w, h);
+  static const struct
+  {
+    gint         algorithm, window, init, seed, schedule, max_rounds, threads;
+    gdouble      sigma;
+  } runs[] = {
+    { HT_ALGORITHM_LES, 2, HT_INIT_FLOYD_STEINBERG, 0, HT_SCHEDULE_PARALLEL, 0, 2, 1.0 },
+    { HT_ALGORITHM_PES, 3, HT_INIT_RANDOM, 9, HT_SCHEDULE_PARALLEL, 2, 0, 0.8 },
+    { HT_ALGORITHM_DBS, 4, HT_INIT_RANDOM, 3, HT_SCHEDULE_RASTER, 0, 1, 1.5 },
+  };
+  static const gchar *const search_props[] = { "window", "sigma", "init", "schedule", "max-rounds" };
+
+  for (gsize k = 0; k < G_N_ELEMENTS (search_props); k++)
+    {
+      GParamSpec  *ps = gegl_operation_find_property (OP, search_props[k]);
+      const gchar *vis = ps ? gegl_param_spec_get_property_key (ps, "visible") : NULL;
+
+      CHECK (ps != NULL, "no property %s", search_props[k]);
+      CHECK (vis && g_str_has_prefix (vis, "algorithm {les, pes"), "%s is not tied to the search methods: %s",
+             search_props[k], vis ? vis : "(none)");
+    }
+
+  for (gsize k = 0; k < G_N_ELEMENTS (runs); k++)
+    {
+      GeglBuffer *in  = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+      GeglBuffer *out = run_op (in, "algorithm", runs[k].algorithm, "window", runs[k].window,
+                                "sigma", runs[k].sigma, "init", runs[k].init, "seed", runs[k].seed,
+                                "schedule", runs[k].schedule, "max-rounds", runs[k].max_rounds,
+                                "threads", runs[k].threads, "backend", 1 /* cpu */, NULL);
+      guchar     *want = g_malloc0 ((gsize) w * (gsize) h * 2);
+      guchar     *got;
+      ht_context *ctx = ht_context_new ();
+      ht_params   p;
+      ht_image    ii = { w, h, (size_t) w * 4, 4, HT_FORMAT_U8, rgba };
+      ht_image    oi = { w, h, (size_t) w * 2, 2, HT_FORMAT_U8, want };
+      ht_status   s;
+
+      ht_params_init (&p);
+      CHECK (ht_params_set_algorithm (&p, runs[k].algorithm) == HT_OK, "algorithm %d", runs[k].algorithm);
+      p.window     = runs[k].window;
+      p.eye.sigma  = runs[k].sigma;
+      p.init       = (ht_search_init) runs[k].init;
+      p.seed       = (uint64_t) runs[k].seed;
+      p.schedule   = (ht_search_schedule) runs[k].schedule;
+      p.max_rounds = runs[k].max_rounds;
+      p.alpha      = true;
+      ht_context_set_backend (ctx, HT_BACKEND_CPU);
+      ht_context_set_threads (ctx, 3); /* another thread count than the op's: the same bits */
+      if (p.schedule == HT_SCHEDULE_RASTER)
+        ht_context_set_threads (ctx, 1);
+      s = ht_run (ctx, &ii, &oi, &p);
+      CHECK (s == HT_OK, "core: %s", ht_context_message (ctx));
+      got = get_pixels (out, "Y'A u8");
+      CHECK (memcmp (got, want, (gsize) w * (gsize) h * 2) == 0, "op differs from the core: search run %zu", k);
+      g_free (got);
+      g_free (want);
+      ht_context_free (ctx);
+      g_object_unref (out);
+      g_object_unref (in);
+    }
   g_free (rgba);
 }
 
@@ -1203,6 +1274,7 @@ main (int argc, char **argv)
       test_properties ();
       test_formats ();
       test_equals_core ();
+      test_search ();
       test_linear ();
       test_custom ();
       test_failures_pass_input_through ();
