@@ -228,6 +228,12 @@ bool hti_write_png(const hti_out *o, int fd, char *err, size_t n)
   if (o->xdpi > 0) /* pixels a metre */
     png_set_pHYs(png, info, (png_uint_32)(o->xdpi / 0.0254 + 0.5),
                  (png_uint_32)((o->ydpi > 0 ? o->ydpi : o->xdpi) / 0.0254 + 0.5), PNG_RESOLUTION_METER);
+  /* The profile goes out as it came in: libpng would refuse some
+   * widespread sRGB profiles it knows to be slightly off (the bundled
+   * sample carries one), which is no reason to fail a run. */
+#ifdef PNG_SKIP_sRGB_CHECK_PROFILE
+  png_set_option(png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
+#endif
   if (o->icc && o->icc_len > 0 && o->icc_len <= 0xFFFFFFFFu)
     png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, o->icc, (png_uint_32)o->icc_len);
   png_write_info(png, info);

@@ -441,6 +441,11 @@ def case_icc(env):
     rc, _, err = env.run(rgb_tif, env.path("r.tif"))
     check(rc == 0 and "ICC profile (Test RGB, RGB) is not kept" in err, "RGB profile on gray output: %r" % err)
     check(34675 not in tiff_tags(read(env.path("r.tif"))), "an RGB profile was put on a gray TIFF")
+    # the bundled sample's sRGB profile, one libpng calls "known incorrect",
+    # goes out to a colour PNG as it came in
+    sample = os.path.join(env.data, "sample.png")
+    env.ok("--color", "per-channel", sample, env.path("sample-rgb.png"))
+    check(b"iCCP" in read(env.path("sample-rgb.png"))[:4096], "the sample's ICC profile not kept in the PNG")
 
 
 def case_pipes(env):
