@@ -38,7 +38,8 @@
  * there are. */
 typedef struct
 {
-  gint     algorithm;  /* ht_filter_id (HT_LIST_FILTERS; custom is 8) */
+  gint     algorithm;  /* HT_LIST_ALGORITHMS: ht_filter_id (custom is 8),
+                          then les, pes, dbs (HT_ALGORITHM_*)         */
   gchar    coefficients[COEF_MAX];
   gint     levels;     /* 2..256                                      */
   gint     color_mode; /* ht_color_mode (HT_LIST_COLOR_MODES)         */
@@ -53,11 +54,23 @@ typedef struct
   gint     randomize;  /* filter randomisation, %                    */
   gint     seed;
   gint     black;      /* cmyk black generation, %                   */
+  /* the search methods (docs/search.md); the seed above keys their
+   * random start; dialog only, the PDB's scripts get the op's defaults */
+  gint     window;     /* m of les and pes, 1..HT_SEARCH_WINDOW_MAX  */
+  gdouble  sigma;      /* the eye model, 0.25..4                     */
+  gint     init;       /* ht_search_init (HT_LIST_INITS)             */
 } HalftoneVals;
 
 static const HalftoneVals defaults = {
   HT_FILTER_FLOYD_STEINBERG, "- * 7; 3 5 1 / 16", 2, HT_COLOR_LUMA, 0, FALSE, HT_BACKEND_AUTO, 0, 1, 20, 0, 0, 100,
+  4, 1.0, HT_INIT_FLOYD_STEINBERG,
 };
+
+static gboolean
+is_search (gint algorithm)
+{
+  return algorithm == HT_ALGORITHM_LES || algorithm == HT_ALGORITHM_PES || algorithm == HT_ALGORITHM_DBS;
+}
 
 typedef struct PreviewJob PreviewJob;
 
@@ -71,6 +84,7 @@ typedef struct
   HtView       *view;
   GtkWidget    *coef_entry;
   GtkWidget    *coef_label;
+  GtkWidget    *search[6];  /* the search methods' controls and labels */
   GtkWidget    *coef_error; /* the parser's message, under the field   */
   GtkWidget    *gpu_label;  /* whether a GPU is usable, and why not    */
   GtkWidget    *status;     /* what the preview shows                  */
@@ -157,7 +171,7 @@ list_combo (ht_list list)
 static void
 query (void)
 {
-  gchar *algorithm_doc = pdb_enum_doc ("Error filter", HT_LIST_FILTERS);
+  gchar *algorithm_doc = pdb_enum_doc ("Error filter or search method", HT_LIST_ALGORITHMS);
   gchar *coefficients_doc = g_strdup_printf ("Custom filter for algorithm %d, e.g. \"- * 7; 3 5 1 / 16\" "
                                              "(ignored otherwise)", (gint) HT_FILTER_CUSTOM);
   gchar *color_doc = pdb_enum_doc ("Color mode", HT_LIST_COLOR_MODES);
@@ -220,10 +234,14 @@ not_in_list (const gchar *format, ht_list list, gint value)
 static gchar *
 check_vals (const HalftoneVals *v)
 {
-  if (!ht_choice_by_value (HT_LIST_FILTERS, v->algorithm))
+  if (!ht_choice_by_value (HT_LIST_ALGORITHMS, v->algorithm))
     /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
     /* xgettext:c-format */
-    return not_in_list (_("algorithm must be one of %s; got %d"), HT_LIST_FILTERS, v->algorithm);
+    return not_in_list (_("algorithm must be one of %s; got %d"), HT_LIST_ALGORITHMS, v->algorithm);
+  if (v->window < 1 || v->window > HT_SEARCH_WINDOW_MAX || !(v->sigma >= 0.25 && v->sigma <= 4.0) ||
+      !ht_choice_by_value (HT_LIST_INITS, v->init))
+    return g_strdup_printf ("window %d (1..%d), sigma %g (0.25..4) or initial image %d out of range", v->window,
+                            HT_SEARCH_WINDOW_MAX, v->sigma, v->init);
   if (v->levels < 2 || v->levels > 256)
     return g_strdup_printf (_("levels must be 2..256, got %d"), v->levels);
   if (!ht_choice_by_value (HT_LIST_COLOR_MODES, v->color_mode))
@@ -296,6 +314,13 @@ render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
                  "backend",      v->backend,
                  "threads",      v->threads,
                  NULL);
+  if (is_search (v->algorithm))
+    gegl_node_set (op,
+                   "window", v->window,
+                   "sigma",  v->sigma,
+                   "init",   v->init,
+                   "seed",   v->seed,
+                   NULL);
   if (v->color_mode == HT_COLOR_PLANE_DEPENDENT || v->color_mode == HT_COLOR_CMYK)
     gegl_node_set (op,
                    "interplane-forward",  v->interplane / 100.0,
@@ -391,6 +416,7 @@ same_vals (const HalftoneVals *a, const HalftoneVals *b)
          a->backend == b->backend && a->threads == b->threads &&
          a->interplane == b->interplane && a->randomize == b->randomize && a->seed == b->seed &&
          a->black == b->black &&
+         a->window == b->window && a->sigma == b->sigma && a->init == b->init &&
          (a->algorithm != HT_FILTER_CUSTOM || strcmp (a->coefficients, b->coefficients) == 0);
 }
 
@@ -689,6 +715,10 @@ update_sensitivity (PreviewState *st)
 
   gtk_widget_set_sensitive (st->coef_entry, custom);
   gtk_widget_set_sensitive (st->coef_label, custom);
+  for (gsize i = 0; i < G_N_ELEMENTS (st->search); i++)
+    if (st->search[i])
+      gtk_widget_set_sensitive (st->search[i], is_search (st->vals->algorithm) &&
+                                (i >= 2 || st->vals->algorithm != HT_ALGORITHM_DBS)); /* dbs: no window */
 }
 
 static void
@@ -905,10 +935,38 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   gtk_table_set_col_spacings (GTK_TABLE (table), 12);
   gtk_box_pack_start (GTK_BOX (right), table, FALSE, FALSE, 0);
 
-  w = list_combo (HT_LIST_FILTERS);
+  w = list_combo (HT_LIST_ALGORITHMS);
   gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->algorithm);
   g_signal_connect (w, "changed", G_CALLBACK (on_algorithm_changed), &st);
   attach_row (table, row++, _("_Algorithm:"), w, NULL);
+
+  /* the search methods only (sensitive for them, update_sensitivity);
+   * the tooltips are the op's descriptions */
+  w = spin (&vals->window, 1, HT_SEARCH_WINDOW_MAX, &st);
+  gtk_widget_set_tooltip_text (w, _("Side of the square windows whose black-and-white patterns "
+                                    "are searched; each step up makes LES about 30 times slower"));
+  attach_row (table, row++, _("Window size"), w, &st.search[1]);
+  st.search[0] = w;
+  {
+    GtkObject *adj = gtk_adjustment_new (vals->sigma, 0.25, 4.0, 0.05, 0.25, 0);
+
+    w = gtk_spin_button_new (GTK_ADJUSTMENT (adj), 0.05, 2);
+    gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (w), TRUE);
+    g_signal_connect (adj, "value-changed", G_CALLBACK (gimp_double_adjustment_update), &vals->sigma);
+    g_signal_connect (adj, "value-changed", G_CALLBACK (on_invalidate), &st);
+  }
+  gtk_widget_set_tooltip_text (w, _("Standard deviation in pixels of the Gaussian that models "
+                                    "the eye: larger values look from farther away"));
+  attach_row (table, row++, _("Eye model sigma"), w, &st.search[3]);
+  st.search[2] = w;
+  w = list_combo (HT_LIST_INITS);
+  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->init);
+  g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->init);
+  g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
+  gtk_widget_set_tooltip_text (w, _("The image the search starts from: Floyd-Steinberg error "
+                                    "diffusion (fewer rounds) or random dither from the seed"));
+  attach_row (table, row++, _("Start from"), w, &st.search[5]);
+  st.search[4] = w;
 
   st.coef_entry = gtk_entry_new ();
   gtk_entry_set_max_length (GTK_ENTRY (st.coef_entry), COEF_MAX - 1);
