@@ -147,8 +147,9 @@ def case_errors_usage(env):
     missing = env.path("missing.pgm")
     for v in [n for n in library_choices(env.data)["variants"] if not n.startswith("gpu-") and n not in ("auto", "ed")]:
         # a search or plane-dependent colour variant refuses error diffusion first
-        want = r"variant %s computes another method" if v in ("les-cpu", "pes-cpu", "dbs-cpu", "pd", "pd-threads") \
-            else r"serpentine.*variant %s\b"
+        # (the error-diffusion CPU variants other than ed are named here)
+        want = r"serpentine.*variant %s\b" if v in ("ec", "ed-rc", "ec-rc", "wavefront", "stream") \
+            else r"variant %s computes another method"
         expect_error(env, ["--serpentine", "--variant", v, missing], 2, want % re.escape(v))
     expect_error(env, ["--serpentine", "--backend", "cuda", missing], 2, r"backend cuda: .*serpentine")
     expect_error(env, ["--variant", "gpu-fast", "--backend", "cpu", missing], 2,
@@ -165,7 +166,8 @@ def case_errors_usage(env):
                  out_name="out.pgm")
     expect_error(env, ["--variant", "fastest", c], 2, r"unknown variant 'fastest'")
     expect_error(env, ["--backend", "gpu", c], 2, r"--backend .*'gpu'")
-    expect_error(env, ["--color", "cmyk", c], 2, r"--color .*'cmyk'")
+    expect_error(env, ["--color", "cmy", c], 2, r"--color .*'cmy'")
+    expect_error(env, ["--color", "cmyk", c], 2, r"--color cmyk separates RGB input; it has 1 colour")
     expect_error(env, ["--threads", "-1", c], 2, r"--threads .*'-1'")
     expect_error(env, ["--bench", "0", c], 2, r"--bench .*'0'")
     expect_error(env, [c, "{out}", "--levels"], 2, r"'--levels' needs a value")
