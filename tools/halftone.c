@@ -247,7 +247,7 @@ static void print_help(FILE *f)
   help_option(f, "--separations PREFIX", "with a colour mode: also write each plane to PREFIX-NAME.pbm (2 levels) "
                                          "or .pgm, NAME r, g, b (a) or c, m, y, k; dark = ink (cmyk) or 0");
   help_list(f, "--backend WHICH", "where it runs", HT_LIST_BACKENDS, (int)HT_BACKEND_AUTO);
-  help_option(f, "--threads N", "CPU threads, 0 = every core it may run on (default 0); with other "
+  help_option(f, "--threads N", "CPU threads (halftoning and TIFF coding), 0 = every core it may run on (default 0); with other "
                                 "programs busy, fewer can be faster");
   help_option(f, "--variant NAME", "the implementation; auto (the default) takes the first of the "
                                    "backend's that can do the job, in this order:");
@@ -1026,6 +1026,7 @@ int main(int argc, char **argv)
   out.xdpi = o.dpi > 0 ? o.dpi : im.xdpi;
   out.ydpi = o.dpi > 0 ? o.dpi : im.ydpi;
   out.compression = o.compression >= 0 ? (hti_compression)o.compression : HTI_COMPRESS_AUTO;
+  out.threads = o.threads; /* --threads bounds the TIFF coders too */
   if (o.dpi > 0 && !holds_meta && kind != HTI_NULL)
     notice_add(&notes, "%s: %s has no place for a resolution; --dpi is not kept (write .png or .tif)", o.output,
                hti_kind_name((hti_kind)kind));

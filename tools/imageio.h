@@ -137,6 +137,8 @@ typedef struct {
                                  the output's (GRAY or RGB)             */
   size_t icc_len;
   hti_compression compression; /* TIFF only                            */
+  int threads;                /* TIFF: threads that code strips at once;
+                                 0: one a CPU it may run on            */
   /* private */
   uint8_t *file;     /* netpbm: header + pixels, written in one go */
   size_t file_len;

@@ -761,7 +761,7 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
   uint32_t rows = strip_rows(o->stride, (uint32_t)o->height), h = (uint32_t)o->height;
   set_layout(tif, o, h, comp, rows);
   uint32_t strips = (h + rows - 1) / rows;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long cpus = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
   int coders = comp == COMPRESSION_NONE || cpus < 2 ? 1 : cpus > MAX_CODERS ? MAX_CODERS : (int)cpus;
   if ((uint32_t)coders > strips)
     coders = (int)strips;
