@@ -22,41 +22,6 @@ static ht_status run_pd(ht_job *job, const ht_rows *rows)
 
 /* ------------------------------------------------------- search methods */
 
-/* The Floyd-Steinberg initial image as core/search/field.c makes it: the
- * wavefront over the plane's own rows on the job's threads, stored into
- * b; the search's progress starts after it. */
-typedef struct {
-  ht_rows rows;
-  uint8_t *b;
-} fs_rows;
-
-static void fs_store(const ht_rows *r, int64_t y, int64_t x0, int64_t n, const uint8_t *levels)
-{
-  const fs_rows *f = (const fs_rows *)(const void *)r;
-  memcpy(f->b + (size_t)(y * r->width + x0), levels, (size_t)n);
-}
-
-static ht_status floyd_steinberg(ht_job *job, const ht_rows *rows, uint8_t *b)
-{
-  ht_job ed = *job;
-  atomic_init(&ed.cancelled, 0);
-  ed.method = HT_METHOD_ERROR_DIFFUSION;
-  ed.variant = HT_VARIANT_WAVEFRONT;
-  ed.filter = *ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG);
-  ed.levels = 2;
-  ed.scan = HT_SCAN_RASTER;
-  ed.carry_in = NULL;
-  ed.carry_out = NULL;
-  ed.span = 0.0;
-  fs_rows fr = { *rows, b };
-  fr.rows.store = fs_store;
-  const ht_status st = ht_wavefront_run(&ed, &fr.rows);
-  job->last_tick_ns = ed.last_tick_ns;
-  if (ht_job_cancelled(&ed))
-    atomic_store(&job->cancelled, 1);
-  return st;
-}
-
 /* A plane of LES, PES or DBS in the module (cuda/search_run.cu): the
  * input and, for the Floyd-Steinberg start, the initial image made here;
  * the random start, the error field and the rounds on the GPU; the
@@ -67,15 +32,9 @@ static ht_status run_search(ht_job *job, const ht_rows *rows)
                      : job->method == HT_METHOD_PES ? HT_CUDA_SEARCH_PES
                                                     : HT_CUDA_SEARCH_DBS;
   const char *name = method == HT_CUDA_SEARCH_LES ? "les" : method == HT_CUDA_SEARCH_PES ? "pes" : "dbs";
-  if (job->levels != 2) {
-    ht_set_msg(job->msg, "%s gives binary output only (levels 2), got levels %d", name, job->levels);
-    return HT_ERR_UNSUPPORTED;
-  }
-  if (job->scan != HT_SCAN_RASTER) {
-    ht_set_msg(job->msg, "%s visits its windows in raster order or in blocks; the serpentine scan does not apply",
-               name);
-    return HT_ERR_UNSUPPORTED;
-  }
+  const ht_status refused = ht_search_check_job(job, name);
+  if (refused != HT_OK)
+    return refused;
   const int64_t w = rows->width, h = rows->height;
   const size_t px = (size_t)w * (size_t)h;
   uint16_t *a = ht_alloc_raw(job, px, sizeof *a);
@@ -91,7 +50,7 @@ static ht_status run_search(ht_job *job, const ht_rows *rows)
     for (int64_t x = 0; x < w; x++)
       a[(size_t)y * (size_t)w + (size_t)x] = (uint16_t)row[x]; /* HT_FX values are 0..65535 */
   }
-  if (job->init == HT_INIT_FLOYD_STEINBERG && (st = floyd_steinberg(job, rows, b)) != HT_OK)
+  if (job->init == HT_INIT_FLOYD_STEINBERG && (st = ht_search_fs_start(job, rows, b)) != HT_OK)
     goto out;
   ht_cuda_search s;
   memset(&s, 0, sizeof s);

@@ -53,11 +53,11 @@ static void init_store(const ht_rows *r, int64_t y, int64_t x0, int64_t n, const
   memcpy(ir->b + (size_t)(y * r->width + x0), levels, (size_t)n);
 }
 
-static ht_status floyd_steinberg(ht_sx *s, const ht_rows *rows)
+ht_status ht_search_fs_start(ht_job *job, const ht_rows *rows, uint8_t *b)
 {
   /* the wavefront gives the reference's bits (the core suite checks
    * that) on the job's threads; progress stays where the search starts */
-  ht_job ed = *s->job;
+  ht_job ed = *job;
   atomic_init(&ed.cancelled, 0);
   ed.method = HT_METHOD_ERROR_DIFFUSION;
   ed.variant = HT_VARIANT_WAVEFRONT;
@@ -67,12 +67,12 @@ static ht_status floyd_steinberg(ht_sx *s, const ht_rows *rows)
   ed.carry_in = NULL;
   ed.carry_out = NULL;
   ed.span = 0.0;
-  init_rows ir = { *rows, s->b };
+  init_rows ir = { *rows, b };
   ir.rows.store = init_store;
   const ht_status st = ht_wavefront_run(&ed, &ir.rows);
-  s->job->last_tick_ns = ed.last_tick_ns;
+  job->last_tick_ns = ed.last_tick_ns;
   if (ht_job_cancelled(&ed))
-    atomic_store(&s->job->cancelled, 1);
+    atomic_store(&job->cancelled, 1);
   return st;
 }
 
@@ -178,7 +178,7 @@ ht_status ht_sx_init(ht_sx *s, ht_job *job, const ht_rows *rows, int wh, int ww,
     rows->load(rows, y, 0, s->width, a + (size_t)y * (size_t)s->width);
   if (job->init == HT_INIT_RANDOM)
     random_dither(s, a);
-  else if ((st = floyd_steinberg(s, rows)) != HT_OK)
+  else if ((st = ht_search_fs_start(s->job, rows, s->b)) != HT_OK)
     goto out;
   error_field(s, a, acc);
   interior_tables(s);

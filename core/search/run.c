@@ -53,7 +53,7 @@ static const ht_sx_step steps[3][3] = {
   { ht_dbs_step_generic, ht_dbs_step_avx2, ht_dbs_step_avx512 },
 };
 
-static ht_status run(ht_job *job, const ht_rows *rows, int method, const char *name)
+ht_status ht_search_check_job(ht_job *job, const char *name)
 {
   if (job->levels != 2) {
     ht_set_msg(job->msg, "%s gives binary output only (levels 2), got levels %d", name, job->levels);
@@ -64,6 +64,14 @@ static ht_status run(ht_job *job, const ht_rows *rows, int method, const char *n
                name);
     return HT_ERR_UNSUPPORTED;
   }
+  return HT_OK;
+}
+
+static ht_status run(ht_job *job, const ht_rows *rows, int method, const char *name)
+{
+  const ht_status refused = ht_search_check_job(job, name);
+  if (refused != HT_OK)
+    return refused;
   const int64_t w = rows->width, h = rows->height;
   ht_sx s;
   ht_status st;

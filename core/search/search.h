@@ -28,6 +28,15 @@ ht_status ht_les_run(ht_job *job, const ht_rows *rows); /* run.c */
 ht_status ht_pes_run(ht_job *job, const ht_rows *rows);
 ht_status ht_dbs_run(ht_job *job, const ht_rows *rows);
 
+/* What every implementation of a search method (this CPU's and the
+ * CUDA module's, core/impl_cuda.c) shares: the refusal of what no search
+ * method does (levels other than 2, the serpentine scan), with `name`
+ * in the message (run.c); and the Floyd-Steinberg initial image of a
+ * plane, 0 or 1 a pixel into b, made by the wavefront on the job's
+ * threads (field.c). */
+ht_status ht_search_check_job(ht_job *job, const char *name);
+ht_status ht_search_fs_start(ht_job *job, const ht_rows *rows, uint8_t *b);
+
 /* The block side q of the parallel schedule for windows of `side`
  * pixels (m for LES and PES, 3 for DBS) under an eye of radius r: the
  * smallest for which two windows of one group never reach each other's
