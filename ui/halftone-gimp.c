@@ -10,6 +10,7 @@
  */
 #include "ht-config.h"
 
+#include <math.h>
 #include <string.h>
 
 #pragma GCC diagnostic push
@@ -22,57 +23,14 @@
 #include <glib/gi18n-lib.h>
 
 #include "halftone.h"
+#include "gpu-probe.h"
+#include "halftone-vals.h"
+#include "preview-job.h"
 #include "preview-view.h"
 
-#define PLUG_IN_PROC   "plug-in-halftone-dither"
 #define PLUG_IN_BINARY "halftone-gimp"
 #define PLUG_IN_ROLE   "gegl-halftone-dither"
 #define GEGL_OP        "halftone:dither"
-#define MENU_PATH      "<Image>/Filters/Distorts"
-
-#define COEF_MAX 256
-
-/* Everything the user sets; remembered between runs (gimp_set_data).
- * The algorithm, colour mode and backend are the library's enum values,
- * which are also the GEGL operation's: the lists (ht_choices) say which
- * there are. */
-typedef struct
-{
-  gint     algorithm;  /* HT_LIST_ALGORITHMS: ht_filter_id (custom is 8),
-                          then les, pes, dbs (HT_ALGORITHM_*)         */
-  gchar    coefficients[COEF_MAX];
-  gint     levels;     /* 2..256                                      */
-  gint     color_mode; /* ht_color_mode (HT_LIST_COLOR_MODES)         */
-  gint     space;      /* 0 perceptual, 1 linear (the op's own enum)  */
-  gboolean serpentine;
-  gint     backend;    /* ht_backend (HT_LIST_BACKENDS)               */
-  gint     threads;    /* 0 = all cores                               */
-  gint     zoom;       /* preview magnification, 1..8 (dialog only)   */
-  /* plane-dependent colour and cmyk (docs/color.md); dialog only, the
-   * PDB's scripts get the op's defaults */
-  gint     interplane; /* inter-plane weight, forward and back, %     */
-  gint     randomize;  /* filter randomisation, %                    */
-  gint     seed;
-  gint     black;      /* cmyk black generation, %                   */
-  /* the search methods (docs/search.md); the seed above keys their
-   * random start; dialog only, the PDB's scripts get the op's defaults */
-  gint     window;     /* m of les and pes, 1..HT_SEARCH_WINDOW_MAX  */
-  gdouble  sigma;      /* the eye model, 0.25..4                     */
-  gint     init;       /* ht_search_init (HT_LIST_INITS)             */
-} HalftoneVals;
-
-static const HalftoneVals defaults = {
-  HT_FILTER_FLOYD_STEINBERG, "- * 7; 3 5 1 / 16", 2, HT_COLOR_LUMA, 0, FALSE, HT_BACKEND_AUTO, 0, 1, 20, 0, 0, 100,
-  4, 1.0, HT_INIT_FLOYD_STEINBERG,
-};
-
-static gboolean
-is_search (gint algorithm)
-{
-  return algorithm == HT_ALGORITHM_LES || algorithm == HT_ALGORITHM_PES || algorithm == HT_ALGORITHM_DBS;
-}
-
-typedef struct PreviewJob PreviewJob;
 
 /* The dialog's state: the last full result and what it was made from,
  * and the computation under way. */
@@ -84,7 +42,7 @@ typedef struct
   HtView       *view;
   GtkWidget    *coef_entry;
   GtkWidget    *coef_label;
-  GtkWidget    *search[6];  /* the search methods' controls and labels */
+  GtkWidget    *search[10]; /* the search methods' controls and labels */
   GtkWidget    *coef_error; /* the parser's message, under the field   */
   GtkWidget    *gpu_label;  /* whether a GPU is usable, and why not    */
   GtkWidget    *status;     /* what the preview shows                  */
@@ -97,9 +55,7 @@ typedef struct
   PreviewJob   *job;         /* the computation under way, or NULL        */
   gboolean      again;       /* a change came while it ran                */
   guint         progress_timer;
-  GThread      *gpu_probe;
-  gchar        *gpu_why;     /* NULL: usable                              */
-  gboolean      gpu_known;
+  GpuProbe     *gpu_probe;
 } PreviewState;
 
 static void query (void);
@@ -115,41 +71,6 @@ MAIN ()
 
 
 /* ------------------------------------------------------------ the lists */
-
-/* "WHAT { FLOYD-STEINBERG (0), ..., CUSTOM (8) }": a PDB argument's
- * description in the style of GIMP's own, from the library's list. */
-static gchar *
-pdb_enum_doc (const gchar *what, ht_list list)
-{
-  GString         *s = g_string_new (what);
-  gint             n = 0;
-  const ht_choice *c = ht_choices (list, &n);
-
-  g_string_append (s, " {");
-  for (gint i = 0; i < n; i++)
-    {
-      gchar *up = g_ascii_strup (c[i].name, -1);
-
-      g_string_append_printf (s, "%s %s (%d)", i ? "," : "", up, c[i].value);
-      g_free (up);
-    }
-  g_string_append (s, " }");
-  return g_string_free (s, FALSE);
-}
-
-/* "0 floyd-steinberg, 1 jarvis-judice-ninke, ...": the accepted values,
- * for messages. */
-static gchar *
-list_values (ht_list list)
-{
-  GString         *s = g_string_new (NULL);
-  gint             n = 0;
-  const ht_choice *c = ht_choices (list, &n);
-
-  for (gint i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%d %s", i ? ", " : "", c[i].value, c[i].name);
-  return g_string_free (s, FALSE);
-}
 
 /* A combo box of the list's entries (values: the library's), labels
  * translated through the plug-in's domain. */
@@ -171,100 +92,7 @@ list_combo (ht_list list)
 static void
 query (void)
 {
-  gchar *algorithm_doc = pdb_enum_doc ("Error filter or search method", HT_LIST_ALGORITHMS);
-  gchar *coefficients_doc = g_strdup_printf ("Custom filter for algorithm %d, e.g. \"- * 7; 3 5 1 / 16\" "
-                                             "(ignored otherwise)", (gint) HT_FILTER_CUSTOM);
-  gchar *color_doc = pdb_enum_doc ("Color mode", HT_LIST_COLOR_MODES);
-  gchar *backend_doc = pdb_enum_doc ("Backend", HT_LIST_BACKENDS);
-  const GimpParamDef args[] = {
-    { GIMP_PDB_INT32,    "run-mode",     "The run mode { RUN-INTERACTIVE (0), RUN-NONINTERACTIVE (1), RUN-WITH-LAST-VALS (2) }" },
-    { GIMP_PDB_IMAGE,    "image",        "Input image (unused)" },
-    { GIMP_PDB_DRAWABLE, "drawable",     "Input drawable" },
-    { GIMP_PDB_INT32,    "algorithm",    algorithm_doc },
-    { GIMP_PDB_STRING,   "coefficients", coefficients_doc },
-    { GIMP_PDB_INT32,    "levels",       "Output levels per channel (2..256)" },
-    { GIMP_PDB_INT32,    "color-mode",   color_doc },
-    { GIMP_PDB_INT32,    "space",        "Space { PERCEPTUAL (0), LINEAR (1) }" },
-    { GIMP_PDB_INT32,    "serpentine",   "Serpentine scan (TRUE or FALSE)" },
-    { GIMP_PDB_INT32,    "backend",      backend_doc },
-    { GIMP_PDB_INT32,    "threads",      "CPU threads (0 = all cores, up to 1024)" },
-  };
-
-  gimp_plugin_domain_register (GETTEXT_PACKAGE, HT_LOCALEDIR);
-
-  gimp_install_procedure (PLUG_IN_PROC,
-                          N_("Halftone by exact error diffusion"),
-                          "Turns the drawable into black and white dots (or a "
-                          "few levels per channel) by error diffusion "
-                          "(Floyd-Steinberg and related filters), through the "
-                          "GEGL operation halftone:dither. Works on the "
-                          "selection's bounding box; the selection mask is "
-                          "applied when the result is merged.",
-                          "GEGL Halftone authors",
-                          "GPL-3.0-or-later",
-                          "2026",
-                          N_("_Halftone (Error Diffusion)..."),
-                          "RGB*, GRAY*",
-                          GIMP_PLUGIN,
-                          G_N_ELEMENTS (args), 0,
-                          args, NULL);
-
-  gimp_plugin_menu_register (PLUG_IN_PROC, MENU_PATH);
-  g_free (algorithm_doc);
-  g_free (coefficients_doc);
-  g_free (color_doc);
-  g_free (backend_doc);
-}
-
-/* ------------------------------------------------------------ checks */
-
-/* The message `format` (translated; %s: the accepted values, %d: the
- * value given) for a value that is not in the library's list. */
-static gchar *
-not_in_list (const gchar *format, ht_list list, gint value)
-{
-  gchar *values  = list_values (list);
-  gchar *message = g_strdup_printf (format, values, value);
-
-  g_free (values);
-  return message;
-}
-
-/* NULL when the values can be used; else a one-line message. */
-static gchar *
-check_vals (const HalftoneVals *v)
-{
-  if (!ht_choice_by_value (HT_LIST_ALGORITHMS, v->algorithm))
-    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("algorithm must be one of %s; got %d"), HT_LIST_ALGORITHMS, v->algorithm);
-  if (v->window < 1 || v->window > HT_SEARCH_WINDOW_MAX || !(v->sigma >= 0.25 && v->sigma <= 4.0) ||
-      !ht_choice_by_value (HT_LIST_INITS, v->init))
-    return g_strdup_printf ("window %d (1..%d), sigma %g (0.25..4) or initial image %d out of range", v->window,
-                            HT_SEARCH_WINDOW_MAX, v->sigma, v->init);
-  if (v->levels < 2 || v->levels > 256)
-    return g_strdup_printf (_("levels must be 2..256, got %d"), v->levels);
-  if (!ht_choice_by_value (HT_LIST_COLOR_MODES, v->color_mode))
-    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("color mode must be one of %s; got %d"), HT_LIST_COLOR_MODES, v->color_mode);
-  if (v->space < 0 || v->space > 1)
-    return g_strdup_printf (_("space must be 0 or 1, got %d"), v->space);
-  if (!ht_choice_by_value (HT_LIST_BACKENDS, v->backend))
-    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("backend must be one of %s; got %d"), HT_LIST_BACKENDS, v->backend);
-  if (v->threads < 0 || v->threads > 1024)
-    return g_strdup_printf (_("threads must be 0..1024, got %d"), v->threads);
-  if (v->algorithm == HT_FILTER_CUSTOM)
-    {
-      ht_filter f;
-      char      err[256] = "";
-
-      if (ht_filter_parse (v->coefficients, &f, err, sizeof err) != HT_OK)
-        return g_strdup_printf (_("bad coefficients \"%s\": %s"), v->coefficients, err);
-    }
-  return NULL;
+  halftone_install_procedures ();
 }
 
 /* ------------------------------------------------------------ rendering */
@@ -275,74 +103,6 @@ on_progress (GeglNode *node, gdouble fraction, gpointer user)
   (void) node;
   (void) user;
   gimp_progress_update (fraction);
-}
-
-/* What a run of the op said: why it gave no halftone, or its notice (e.g.
- * computed on the CPU instead of the GPU); the op leaves these on its
- * operation object (plugin/halftone-dither.c). */
-typedef struct
-{
-  gint  *cancel;   /* set to 1 from another thread cancels the run */
-  GCallback progress;
-  gpointer  progress_data;
-  gchar *failed;
-  gchar *notice;
-} RenderTalk;
-
-/* Halftones `source` with `v`; returns a new buffer in the op's output
- * format covering the same extent, or NULL with talk->failed set: a
- * failed run never reaches the layer. */
-static GeglBuffer *
-render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
-{
-  GeglNode   *graph = gegl_node_new ();
-  GeglBuffer *out   = NULL;
-  GeglNode   *src, *op, *sink;
-
-  src  = gegl_node_new_child (graph, "operation", "gegl:buffer-source",
-                              "buffer", source, NULL);
-  op   = gegl_node_new_child (graph, "operation", GEGL_OP, NULL);
-  sink = gegl_node_new_child (graph, "operation", "gegl:buffer-sink",
-                              "buffer", &out, NULL);
-  gegl_node_set (op,
-                 "algorithm",    v->algorithm,
-                 "coefficients", v->coefficients,
-                 "levels",       v->levels,
-                 "color-mode",   v->color_mode,
-                 "space",        v->space,
-                 "serpentine",   v->serpentine,
-                 "backend",      v->backend,
-                 "threads",      v->threads,
-                 NULL);
-  if (is_search (v->algorithm))
-    gegl_node_set (op,
-                   "window", v->window,
-                   "sigma",  v->sigma,
-                   "init",   v->init,
-                   "seed",   v->seed,
-                   NULL);
-  if (v->color_mode == HT_COLOR_PLANE_DEPENDENT || v->color_mode == HT_COLOR_CMYK)
-    gegl_node_set (op,
-                   "interplane-forward",  v->interplane / 100.0,
-                   "interplane-backward", v->interplane / 100.0,
-                   "randomize",           v->randomize / 100.0,
-                   "seed",                v->seed,
-                   "black",               v->black / 100.0,
-                   NULL);
-  if (talk->progress)
-    g_signal_connect (op, "progress", talk->progress, talk->progress_data);
-  if (talk->cancel)
-    g_object_set_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-cancel", talk->cancel);
-  gegl_node_link_many (src, op, sink, NULL);
-  gegl_node_process (sink);
-  talk->failed = g_strdup (g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-failed"));
-  talk->notice = g_strdup (g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-notice"));
-  g_object_unref (graph);
-  if (!out && !talk->failed)
-    talk->failed = g_strdup (_("the halftone:dither operation gave no result"));
-  if (talk->failed)
-    g_clear_object (&out);
-  return out;
 }
 
 /* The drawable's pixels inside the selection bounds; NULL when the
@@ -379,7 +139,7 @@ apply (gint32 drawable_id, const HalftoneVals *v, GeglBuffer *ready, gchar **err
 
   gimp_progress_init (_("Halftoning"));
   /* the preview's result for these values is what a new run would give */
-  result = ready ? g_object_ref (ready) : render (source, v, &talk);
+  result = ready ? g_object_ref (ready) : halftone_render (source, v, &talk);
   if (!result)
     {
       g_object_unref (source);
@@ -405,20 +165,8 @@ apply (gint32 drawable_id, const HalftoneVals *v, GeglBuffer *ready, gchar **err
   return TRUE;
 }
 
-/* ------------------------------------------------------------ dialog */
 
-static gboolean
-same_vals (const HalftoneVals *a, const HalftoneVals *b)
-{
-  return a->algorithm == b->algorithm && a->levels == b->levels &&
-         a->color_mode == b->color_mode && a->space == b->space &&
-         a->serpentine == b->serpentine &&
-         a->backend == b->backend && a->threads == b->threads &&
-         a->interplane == b->interplane && a->randomize == b->randomize && a->seed == b->seed &&
-         a->black == b->black &&
-         a->window == b->window && a->sigma == b->sigma && a->init == b->init &&
-         (a->algorithm != HT_FILTER_CUSTOM || strcmp (a->coefficients, b->coefficients) == 0);
-}
+/* ------------------------------------------------------------ dialog */
 
 /* Fills `vis` (drawable coordinates) with what OK will make of it: the
  * result where the selection is, the original elsewhere (the view shows
@@ -487,7 +235,7 @@ update_status (PreviewState *st)
   if (st->failed && !st->job)
     /* TRANSLATORS: %s: why the run gave no halftone */
     g_string_append_printf (s, "\n%s", st->failed);
-  else if (st->result_note && same_vals (&st->result_vals, st->vals))
+  else if (st->result_note && halftone_same_vals (&st->result_vals, st->vals))
     g_string_append_printf (s, "\n%s", st->result_note);
   gtk_label_set_text (GTK_LABEL (st->status), s->str);
   g_string_free (s, TRUE);
@@ -495,59 +243,10 @@ update_status (PreviewState *st)
 
 /* ---------------------------------------------- preview off the UI thread */
 
-/* The preview is computed in a thread of its own so that the dialog never
- * blocks: one computation at a time; a change while it runs cancels it
- * (the op stops within about 50 ms) and starts a new one once it has
- * ended. Results come back to the main loop in an idle callback. */
-struct PreviewJob
-{
-  PreviewState *st;
-  HalftoneVals  vals;
-  GeglBuffer   *source;
-  GThread      *thread;
-  gint          cancel;
-  gint          permille;  /* progress, written by the thread */
-  guint         done_id;   /* the idle callback that hands the result on */
-  GeglBuffer   *result;
-  RenderTalk    talk;
-};
+/* One computation at a time (preview-job.c); a change while it runs
+ * cancels it and starts a new one once it has ended. */
 
 static void preview_changed (PreviewState *st);
-
-static void
-job_progress (GeglNode *node, gdouble fraction, gpointer data)
-{
-  PreviewJob *job = data;
-
-  (void) node;
-  g_atomic_int_set (&job->permille, (gint) (CLAMP (fraction, 0.0, 1.0) * 1000));
-}
-
-static gboolean job_done (gpointer data);
-
-static gpointer
-job_run (gpointer data)
-{
-  PreviewJob *job = data;
-
-  job->talk.cancel        = &job->cancel;
-  job->talk.progress      = G_CALLBACK (job_progress);
-  job->talk.progress_data = job;
-  job->result  = render (job->source, &job->vals, &job->talk);
-  job->done_id = g_idle_add (job_done, job);
-  return NULL;
-}
-
-static void
-job_free (PreviewJob *job)
-{
-  g_thread_join (job->thread);
-  g_clear_object (&job->result);
-  g_object_unref (job->source);
-  g_free (job->talk.failed);
-  g_free (job->talk.notice);
-  g_free (job);
-}
 
 static gboolean
 show_progress (gpointer data)
@@ -561,55 +260,32 @@ show_progress (gpointer data)
       return G_SOURCE_REMOVE;
     }
   gtk_widget_show (st->progress);
-  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (st->progress),
-                                 g_atomic_int_get (&st->job->permille) / 1000.0);
+  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (st->progress), preview_job_progress (st->job));
   return G_SOURCE_CONTINUE;
 }
 
-static gboolean
-job_done (gpointer data)
+static void
+job_done (PreviewJob *job, gpointer data)
 {
-  PreviewJob   *job = data;
-  PreviewState *st  = job->st;
+  PreviewState *st = data;
 
   st->job = NULL;
-  if (!g_atomic_int_get (&job->cancel))
+  if (!preview_job_cancelled (job))
     {
       g_clear_object (&st->result);
       g_clear_pointer (&st->result_note, g_free);
       g_clear_pointer (&st->failed, g_free);
-      st->result      = g_steal_pointer (&job->result);
-      st->result_vals = job->vals;
-      st->result_note = g_steal_pointer (&job->talk.notice);
-      st->failed      = g_steal_pointer (&job->talk.failed);
+      st->result      = preview_job_take (job, &st->result_note, &st->failed);
+      st->result_vals = *preview_job_vals (job);
       ht_view_redraw (st->view);
     }
-  job_free (job);
+  preview_job_free (job);
   if (st->again)
     {
       st->again = FALSE;
       preview_changed (st);
     }
   update_status (st);
-  return G_SOURCE_REMOVE;
-}
-
-/* Cancels the computation under way and waits for it (closing). */
-static void
-job_stop (PreviewState *st)
-{
-  if (!st->job)
-    return;
-  g_atomic_int_set (&st->job->cancel, 1);
-  g_thread_join (st->job->thread);
-  st->job->thread = g_thread_self (); /* joined; job_free must not again */
-  g_source_remove (st->job->done_id);
-  g_clear_object (&st->job->result);
-  g_object_unref (st->job->source);
-  g_free (st->job->talk.failed);
-  g_free (st->job->talk.notice);
-  g_free (st->job);
-  st->job = NULL;
 }
 
 /* After any change: the coefficients' message, OK's sensitivity, and a
@@ -617,7 +293,7 @@ job_stop (PreviewState *st)
 static void
 preview_changed (PreviewState *st)
 {
-  gchar *problem = check_vals (st->vals);
+  gchar *problem = halftone_check_vals (st->vals);
 
   /* the parser's message (with the position) next to the field; OK only
    * for values that can run */
@@ -627,23 +303,19 @@ preview_changed (PreviewState *st)
   gtk_dialog_set_response_sensitive (GTK_DIALOG (st->dialog), GTK_RESPONSE_OK, problem == NULL);
   g_free (problem);
   if (!st->source || gtk_widget_get_visible (st->coef_error) ||
-      (st->result && same_vals (&st->result_vals, st->vals) && !st->job))
+      (st->result && halftone_same_vals (&st->result_vals, st->vals) && !st->job))
     {
       update_status (st);
       return;
     }
   if (st->job)
     {
-      g_atomic_int_set (&st->job->cancel, 1);
+      preview_job_cancel (st->job);
       st->again = TRUE;
       update_status (st);
       return;
     }
-  st->job         = g_new0 (PreviewJob, 1);
-  st->job->st     = st;
-  st->job->vals   = *st->vals;
-  st->job->source = g_object_ref (st->source);
-  st->job->thread = g_thread_new ("halftone-preview", job_run, st->job);
+  st->job = preview_job_start (st->source, st->vals, job_done, st);
   if (!st->progress_timer)
     st->progress_timer = g_timeout_add (100, show_progress, st);
   update_status (st);
@@ -651,61 +323,25 @@ preview_changed (PreviewState *st)
 
 /* ------------------------------------------------------------ GPU */
 
-/* Whether backend cuda can run here, found once per dialog in a thread
- * (opening a GPU takes a large part of a second): a small run on it. */
-static gpointer
-gpu_probe (gpointer data)
-{
-  PreviewState *st = data;
-  guint8        pixels[64 * 64], levels[64 * 64];
-  ht_image      in  = { 64, 64, 64, 1, HT_FORMAT_U8, pixels };
-  ht_image      out = { 64, 64, 64, 1, HT_FORMAT_U8, levels };
-  ht_params     params;
-  ht_context   *ctx = ht_context_new ();
-
-  memset (pixels, 128, sizeof pixels);
-  ht_params_init (&params);
-  if (!ctx)
-    st->gpu_why = g_strdup ("out of memory");
-  else
-    {
-      ht_context_set_backend (ctx, HT_BACKEND_CUDA);
-      ht_context_set_threads (ctx, 1);
-      if (ht_run (ctx, &in, &out, &params) != HT_OK)
-        st->gpu_why = g_strdup (ht_context_message (ctx));
-      ht_context_free (ctx);
-    }
-  return NULL;
-}
-
+/* The line under the backend, once the probe (gpu-probe.c) knows. */
 static gboolean
 gpu_show (gpointer data)
 {
-  PreviewState *st = data;
+  PreviewState *st  = data;
+  const gchar  *why = NULL;
   gchar        *text;
 
-  if (!st->gpu_known)
+  if (!gpu_probe_result (st->gpu_probe, &why))
     return G_SOURCE_CONTINUE;
-  if (st->gpu_why)
+  if (why)
     /* TRANSLATORS: %s: why, e.g. "backend cuda: no NVIDIA driver (...)" */
-    text = g_strdup_printf (_("No usable GPU (%s): the CPU computes, with the same result."), st->gpu_why);
+    text = g_strdup_printf (_("No usable GPU (%s): the CPU computes, with the same result."), why);
   else
     text = g_strdup (_("An NVIDIA GPU is usable."));
   gtk_label_set_text (GTK_LABEL (st->gpu_label), text);
   g_free (text);
   return G_SOURCE_REMOVE;
 }
-
-static gpointer
-gpu_probe_thread (gpointer data)
-{
-  PreviewState *st = data;
-
-  gpu_probe (st);
-  g_atomic_int_set (&st->gpu_known, TRUE);
-  return NULL;
-}
-
 /* ------------------------------------------------------------ dialog */
 
 static void
@@ -717,7 +353,7 @@ update_sensitivity (PreviewState *st)
   gtk_widget_set_sensitive (st->coef_label, custom);
   for (gsize i = 0; i < G_N_ELEMENTS (st->search); i++)
     if (st->search[i])
-      gtk_widget_set_sensitive (st->search[i], is_search (st->vals->algorithm) &&
+      gtk_widget_set_sensitive (st->search[i], halftone_is_search (st->vals->algorithm) &&
                                 (i >= 2 || st->vals->algorithm != HT_ALGORITHM_DBS)); /* dbs: no window */
 }
 
@@ -809,6 +445,44 @@ spin (gint *value, gint lower, gint upper, PreviewState *st)
   g_signal_connect (adj, "value-changed", G_CALLBACK (gimp_int_adjustment_update), value);
   if (st)
     g_signal_connect (adj, "value-changed", G_CALLBACK (on_invalidate), st);
+  return spin;
+}
+
+/* A combo box of the list's entries that keeps *value and refreshes the
+ * preview. */
+static GtkWidget *
+value_combo (ht_list list, gint *value, PreviewState *st)
+{
+  GtkWidget *combo = list_combo (list);
+
+  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (combo), *value);
+  g_signal_connect (combo, "changed", G_CALLBACK (on_int_combo_changed), value);
+  g_signal_connect (combo, "changed", G_CALLBACK (on_invalidate), st);
+  return combo;
+}
+
+/* The fractions of the op (0..1) as percent; `also`, where not NULL, gets
+ * the same value (the inter-plane weight forward and back). */
+static void
+on_percent_changed (GtkAdjustment *adj, gdouble *f)
+{
+  gdouble *also = g_object_get_data (G_OBJECT (adj), "also");
+
+  *f = gtk_adjustment_get_value (adj) / 100.0;
+  if (also)
+    *also = *f;
+}
+
+static GtkWidget *
+percent_spin (gdouble *f, gdouble *also, gint upper, PreviewState *st)
+{
+  GtkObject *adj  = gtk_adjustment_new (CLAMP (floor (*f * 100.0 + 0.5), 0, upper), 0, upper, 1, 10, 0);
+  GtkWidget *spin = gtk_spin_button_new (GTK_ADJUSTMENT (adj), 1, 0);
+
+  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
+  g_object_set_data (G_OBJECT (adj), "also", also);
+  g_signal_connect (adj, "value-changed", G_CALLBACK (on_percent_changed), f);
+  g_signal_connect (adj, "value-changed", G_CALLBACK (on_invalidate), st);
   return spin;
 }
 
@@ -959,14 +633,21 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
                                     "the eye: larger values look from farther away"));
   attach_row (table, row++, _("Eye model sigma"), w, &st.search[3]);
   st.search[2] = w;
-  w = list_combo (HT_LIST_INITS);
-  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->init);
-  g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->init);
-  g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
+  w = value_combo (HT_LIST_INITS, &vals->init, &st);
   gtk_widget_set_tooltip_text (w, _("The image the search starts from: Floyd-Steinberg error "
                                     "diffusion (fewer rounds) or random dither from the seed"));
   attach_row (table, row++, _("Start from"), w, &st.search[5]);
   st.search[4] = w;
+  w = value_combo (HT_LIST_SCHEDULES, &vals->schedule, &st);
+  gtk_widget_set_tooltip_text (w, _("Order of the windows: parallel blocks on every core, or "
+                                    "raster order on one (the paper's sequential reference)"));
+  attach_row (table, row++, _("Schedule"), w, &st.search[7]);
+  st.search[6] = w;
+  w = spin (&vals->max_rounds, 0, 1000000, &st);
+  gtk_widget_set_tooltip_text (w, _("Stop the search after this many rounds (0: when a round "
+                                    "changes nothing)"));
+  attach_row (table, row++, _("Maximum rounds"), w, &st.search[9]);
+  st.search[8] = w;
 
   st.coef_entry = gtk_entry_new ();
   gtk_entry_set_max_length (GTK_ENTRY (st.coef_entry), COEF_MAX - 1);
@@ -982,26 +663,23 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   w = spin (&vals->levels, 2, 256, &st);
   attach_row (table, row++, _("_Levels:"), w, NULL);
 
-  w = list_combo (HT_LIST_COLOR_MODES);
-  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->color_mode);
-  g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->color_mode);
-  g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
+  w = value_combo (HT_LIST_COLOR_MODES, &vals->color_mode, &st);
   attach_row (table, row++, _("Color _mode:"), w, NULL);
 
   /* plane-dependent colour and cmyk only (the op ignores them otherwise) */
-  w = spin (&vals->interplane, 0, 50, &st);
+  w = percent_spin (&vals->interplane_forward, &vals->interplane_backward, 50, &st);
   gtk_widget_set_tooltip_text (w, _("Plane-dependent and CMYK modes: the share (%) of each color plane's error "
                                     "passed to its neighbouring planes, so that dots of different colors stop "
                                     "piling up on the same pixels; 20 is a good start"));
   attach_row (table, row++, _("_Inter-plane weight (%):"), w, NULL);
-  w = spin (&vals->randomize, 0, 100, &st);
+  w = percent_spin (&vals->randomize, NULL, 100, &st);
   gtk_widget_set_tooltip_text (w, _("Plane-dependent and CMYK modes: how much (%) the error filter's weights "
                                     "are perturbed per pixel, which breaks periodic patterns"));
   attach_row (table, row++, _("Ran_domize (%):"), w, NULL);
   w = spin (&vals->seed, 0, G_MAXINT, &st);
   gtk_widget_set_tooltip_text (w, _("Key of the random perturbation; the same seed gives the same image"));
   attach_row (table, row++, _("S_eed:"), w, NULL);
-  w = spin (&vals->black, 0, 100, &st);
+  w = percent_spin (&vals->black, NULL, 100, &st);
   gtk_widget_set_tooltip_text (w, _("CMYK mode: the share (%) of the gray common to cyan, magenta and yellow "
                                     "printed with black ink"));
   attach_row (table, row++, _("Blac_k generation (%):"), w, NULL);
@@ -1028,10 +706,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   gtk_table_set_col_spacings (GTK_TABLE (adv), 12);
   gtk_container_add (GTK_CONTAINER (expander), adv);
 
-  w = list_combo (HT_LIST_BACKENDS);
-  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->backend);
-  g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->backend);
-  g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
+  w = value_combo (HT_LIST_BACKENDS, &vals->backend, &st);
   attach_row (adv, arow++, _("_Backend:"), w, NULL);
   st.gpu_label = attach_note (adv, arow++);
   gtk_label_set_text (GTK_LABEL (st.gpu_label), _("Looking for a GPU…"));
@@ -1042,7 +717,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
 
   gtk_widget_show_all (hbox);
   update_sensitivity (&st);
-  st.gpu_probe = g_thread_new ("halftone-gpu-probe", gpu_probe_thread, &st);
+  st.gpu_probe = gpu_probe_start ();
   g_timeout_add (100, gpu_show, &st);
   preview_changed (&st);
   ht_view_set_zoom (st.view, vals->zoom);
@@ -1050,19 +725,19 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
 
   ok = gimp_dialog_run (GIMP_DIALOG (dlg)) == GTK_RESPONSE_OK;
 
-  job_stop (&st);
+  if (st.job)
+    preview_job_stop (st.job);
   if (st.progress_timer)
     g_source_remove (st.progress_timer);
-  g_thread_join (st.gpu_probe);
+  gpu_probe_free (st.gpu_probe);
   g_source_remove_by_user_data (&st); /* gpu_show, where still waiting */
-  *ready = ok && st.result && same_vals (&st.result_vals, vals) ? g_steal_pointer (&st.result) : NULL;
+  *ready = ok && st.result && halftone_same_vals (&st.result_vals, vals) ? g_steal_pointer (&st.result) : NULL;
   gtk_widget_destroy (dlg);
   ht_view_free (st.view);
   g_clear_object (&st.result);
   g_clear_object (&st.source);
   g_free (st.result_note);
   g_free (st.failed);
-  g_free (st.gpu_why);
   return ok;
 }
 
@@ -1078,7 +753,7 @@ run (const gchar      *name,
   static GimpParam  values[2];
   GimpRunMode       run_mode = (GimpRunMode) param[0].data.d_int32;
   gint32            drawable_id = param[2].data.d_drawable;
-  HalftoneVals      vals = defaults;
+  HalftoneVals      vals = halftone_defaults;
   GimpPDBStatusType status = GIMP_PDB_SUCCESS;
   gchar            *error = NULL;
   GeglBuffer       *ready = NULL; /* the preview's result for the final values */
@@ -1114,10 +789,10 @@ run (const gchar      *name,
         if (vals.zoom < 1 || vals.zoom > 8)
           vals.zoom = 1;
         {
-          gchar *stale = check_vals (&vals);
+          gchar *stale = halftone_check_vals (&vals);
 
           if (stale)
-            vals = defaults; /* stored values from an older version */
+            vals = halftone_defaults; /* stored values from an older version */
           g_free (stale);
         }
         if (!dialog (drawable_id, &vals, &ready))
@@ -1125,20 +800,10 @@ run (const gchar      *name,
         break;
 
       case GIMP_RUN_NONINTERACTIVE:
-        if (nparams != 11)
-          {
-            status = GIMP_PDB_CALLING_ERROR;
-            error  = g_strdup_printf (_("%s takes 11 arguments, got %d"), PLUG_IN_PROC, nparams);
-            break;
-          }
-        vals.algorithm  = param[3].data.d_int32;
-        g_strlcpy (vals.coefficients, param[4].data.d_string ? param[4].data.d_string : "", COEF_MAX);
-        vals.levels     = param[5].data.d_int32;
-        vals.color_mode = param[6].data.d_int32;
-        vals.space      = param[7].data.d_int32;
-        vals.serpentine = param[8].data.d_int32 != 0;
-        vals.backend    = param[9].data.d_int32;
-        vals.threads    = param[10].data.d_int32;
+        /* either procedure: plug-in-halftone-dither's 11 arguments (the
+         * rest from the defaults) or plug-in-halftone-dither2's 21 */
+        if (!halftone_vals_from_params (nparams, param, &vals, &error))
+          status = GIMP_PDB_CALLING_ERROR;
         break;
 
       case GIMP_RUN_WITH_LAST_VALS:
@@ -1150,7 +815,7 @@ run (const gchar      *name,
 
   if (status == GIMP_PDB_SUCCESS)
     {
-      error = check_vals (&vals);
+      error = halftone_check_vals (&vals);
       if (error)
         status = GIMP_PDB_CALLING_ERROR;
       else if (!gimp_drawable_is_rgb (drawable_id) && !gimp_drawable_is_gray (drawable_id))
