@@ -83,7 +83,7 @@ static ht_status run(ht_job *job, const ht_rows *rows, int method, const char *n
   }
   if (st == HT_OK) {
     s.step = steps[method][ht_sx_isa() - 1];
-    s.work = method == 0 ? ht_les_work(&s) : method == 2 ? ht_dbs_work(&s) : 0;
+    s.work = method == 0 ? ht_les_work(&s) : method == 2 ? ht_dbs_work(&s) : ht_pes_work(&s);
     st = ht_sx_schedule_run(&s);
     ht_job_note_rounds(job, s.rounds);
     atomic_store(&ht_sx_last_rounds, s.rounds);

@@ -160,13 +160,20 @@ HT_SX_STEPS(avx512)
 static inline int ht_les_levels(int bits) { return (bits - 1) / HT_SX_BOUND_BITS; }
 
 /* The methods' working memory in vectors (w->work): LES's bounds, Z and
- * O for each level and parity; DBS's toggled region and its |e|. */
+ * O for each level and parity; DBS's toggled region and its |e|; PES's
+ * below. */
 static inline size_t ht_les_work(const ht_sx *s)
 {
   const int rows = s->rh * s->nv > 11 ? s->rh * s->nv : 11; /* kernel.h: HT_SX_REG_ROWS */
   return (size_t)(ht_les_levels(s->wh * s->ww) * 2 * 2 * rows);
 }
 static inline size_t ht_dbs_work(const ht_sx *s) { return (size_t)(2 * s->rh * s->nv); }
+/* PES's: the reach of window pixels 0 .. i - 1 for i = 0 .. n (pes.c). */
+static inline size_t ht_pes_work(const ht_sx *s)
+{
+  const int rows = s->rh * s->nv > 11 ? s->rh * s->nv : 11; /* kernel.h: HT_SX_REG_ROWS */
+  return (size_t)((s->wh * s->ww + 1) * rows);
+}
 
 /* What the last run of the process did, for the benchmark
  * (tools/bench_search.c): rounds, windows searched, windows changed. */
