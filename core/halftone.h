@@ -472,7 +472,8 @@ typedef struct {
   int64_t y0;            /* the band's first row in the whole image     */
   const int32_t *above;  /* the errors of the ht_carry_rows() rows just
                             above the band (the last `below` of the band
-                            above), or NULL for the top band            */
+                            above), or NULL for the top band; only
+                            values a band run wrote are valid input     */
   int32_t *below;        /* NULL, or receives the errors of the last
                             ht_carry_rows() rows up to the band's end   */
 } ht_band;

@@ -128,7 +128,7 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   elif ! ninja -C "$sanbuild"; then
     broken "the sanitizer build failed"
   else
-    suites=(--suite core --suite cli)
+    suites=(--suite core --suite cli --no-suite core-variant)
     grep -q ':gegl"' "$sanbuild/meson-info/intro-tests.json" 2>/dev/null && suites+=(--suite gegl)
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:print_summary=1 \
     UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1 \

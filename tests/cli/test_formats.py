@@ -37,6 +37,25 @@ def check(cond, what):
         raise Fail(what)
 
 
+def on_terminal(*argv):
+    """Runs argv with a pseudo-terminal as standard input, output and
+    error; returns the wait status and all it wrote there."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(argv[0], list(argv))
+    text = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        text += chunk
+    _, status = os.waitpid(pid, 0)
+    return status, text
+
+
 class Env:
     def __init__(self, halftone, data):
         self.halftone, self.data = halftone, data
@@ -471,35 +490,11 @@ def case_pipes(env):
     rc, _, err = env.run(env.crop, "-")
     check(rc == 2 and "needs --format" in err, "OUTPUT - without --format: %d %r" % (rc, err))
     # standard output on a terminal: refused before any work
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(env.halftone, [env.halftone, "--format", "pbm", env.crop, "-"])
-    text = b""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        text += chunk
-    _, status = os.waitpid(pid, 0)
+    status, text = on_terminal(env.halftone, "--format", "pbm", env.crop, "-")
     check(os.WEXITSTATUS(status) == 1 and b"standard output is a terminal" in text and b"P4" not in text,
           "binary output to a terminal: %r" % text)
     # standard input on a terminal: refused, not waited on
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(env.halftone, [env.halftone, "-", env.path("tty.pbm")])
-    text = b""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        text += chunk
-    _, status = os.waitpid(pid, 0)
+    status, text = on_terminal(env.halftone, "-", env.path("tty.pbm"))
     check(os.WEXITSTATUS(status) == 1 and b"standard input: is a terminal" in text
           and not os.path.exists(env.path("tty.pbm")), "INPUT - on a terminal: %r" % text)
     # endless streams: a TIFF or JPEG header and then zeros for ever

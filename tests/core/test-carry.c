@@ -15,29 +15,7 @@ static const char *const customs[] = {
   "- - - - * 5; 0 0 0 0 0 0 0 0 0; 3 0 0 0 0 0 0 0 1 / 16", /* 2 rows, 4 left    */
   "- - - - * 1 2 3 4; 1 1 1 1 1 1 1 1 1; 1 0 0 0 2 0 0 0 1; 1 1 1 1 1 1 1 1 1 / 64", /* 3 rows */
 };
-
-/* Filters: every built-in one, then the customs. */
-static int nfilters(void)
-{
-  int n;
-  ht_choices(HT_LIST_FILTERS, &n);
-  return n - 1 + (int)(sizeof customs / sizeof customs[0]);
-}
-
-static ht_filter filter_at(int i)
-{
-  int n;
-  const ht_choice *c = ht_choices(HT_LIST_FILTERS, &n);
-  ht_filter f;
-  if (i < n - 1) {
-    f = *ht_filter_builtin((ht_filter_id)c[i].value);
-  } else {
-    char err[256];
-    ht_status s = ht_filter_parse(customs[i - (n - 1)], &f, err, sizeof err);
-    CHECK(s == HT_OK, "custom filter %d: %s", i, err);
-  }
-  return f;
-}
+#define NCUSTOM ((int)(sizeof customs / sizeof customs[0]))
 
 typedef struct {
   int64_t w, h;
@@ -162,13 +140,13 @@ static void part_variants(ht_context *ctx)
     uint8_t *want = xmalloc(n), *got = xmalloc(n);
     int32_t *want_last = xmalloc((size_t)(3 * pic.w) * sizeof *want_last);
     int32_t *got_last = xmalloc((size_t)(3 * pic.w) * sizeof *got_last);
-    for (int fi = 0; fi < nfilters(); fi++)
+    for (int fi = 0; fi < test_nfilters(NCUSTOM); fi++)
       for (size_t li = 0; li < sizeof levels / sizeof levels[0]; li++) {
         if (levels[li] == 256 && fi % 3 != 0)
           continue; /* 256 levels with a third of the filters */
         ht_params p;
         ht_params_init(&p);
-        p.filter = filter_at(fi);
+        p.filter = test_filter_at(fi, customs);
         p.levels = levels[li];
         const int D = ht_carry_rows(&p);
         reference(ctx, &pic, &p, want, want_last);
@@ -214,11 +192,11 @@ static void part_mixed(ht_context *ctx)
   uint8_t *want = xmalloc(n), *got = xmalloc(n);
   int32_t *want_last = xmalloc((size_t)(3 * pic.w) * sizeof *want_last);
   int32_t *got_last = xmalloc((size_t)(3 * pic.w) * sizeof *got_last);
-  for (int fi = 0; fi < nfilters(); fi++)
+  for (int fi = 0; fi < test_nfilters(NCUSTOM); fi++)
     for (int levels = 2; levels <= 5; levels += 3) {
       ht_params p;
       ht_params_init(&p);
-      p.filter = filter_at(fi);
+      p.filter = test_filter_at(fi, customs);
       p.levels = levels;
       reference(ctx, &pic, &p, want, want_last);
       char what[128];

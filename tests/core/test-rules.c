@@ -16,6 +16,7 @@
  *             diffusion can produce, negative and above full scale too.
  */
 #include "ht-test.h"
+#include "ht-filter-compare.h"
 
 #include "fixed.h"
 
@@ -174,28 +175,6 @@ static void test_strides(void)
 
 /* -------------------------------------------------------- filter text */
 
-/* Whether two filters have the same divisor and the same non-zero
- * weights at the same places, whatever the order of their taps. */
-static bool same_filter(const ht_filter *a, const ht_filter *b)
-{
-  if (a->den != b->den)
-    return false;
-  int na = 0, nb = 0;
-  for (int i = 0; i < a->ntaps; i++) {
-    if (a->taps[i].num == 0)
-      continue;
-    na++;
-    bool found = false;
-    for (int j = 0; j < b->ntaps && !found; j++)
-      found = b->taps[j].dx == a->taps[i].dx && b->taps[j].dy == a->taps[i].dy && b->taps[j].num == a->taps[i].num;
-    if (!found)
-      return false;
-  }
-  for (int j = 0; j < b->ntaps; j++)
-    nb += b->taps[j].num != 0;
-  return na == nb;
-}
-
 /* text -> parse -> format -> parse: the two parsed filters are the same
  * (Q12 weights and derived fields included), and formatting the second
  * gives the same text. */
@@ -215,7 +194,7 @@ static void round_trip(const char *text, const char *what)
   CHECK(s == HT_OK, "%s: formatted \"%s\" does not parse back: %s", what, t1, err);
   if (s != HT_OK)
     return;
-  CHECK(same_filter(&f, &g) && memcmp(&f, &g, sizeof f) == 0, "%s: \"%s\" and its formatted \"%s\" differ", what,
+  CHECK(ht_test_same_filter(&f, &g) && memcmp(&f, &g, sizeof f) == 0, "%s: \"%s\" and its formatted \"%s\" differ", what,
         text, t1);
   CHECK(ht_filter_format(&g, t2, sizeof t2) == HT_OK && strcmp(t1, t2) == 0, "%s: \"%s\" formats as \"%s\"", what,
         t1, t2);
@@ -335,7 +314,7 @@ static void test_filter_text(void)
     f.taps[2] = (ht_tap){ 0, 1, 1, 0 };
     ht_filter g;
     CHECK(ht_filter_format(&f, text, sizeof text) == HT_OK, "hand-made filter does not format");
-    CHECK(ht_filter_parse(text, &g, err, sizeof err) == HT_OK && same_filter(&f, &g),
+    CHECK(ht_filter_parse(text, &g, err, sizeof err) == HT_OK && ht_test_same_filter(&f, &g),
           "hand-made filter: \"%s\" stands for another filter (%s)", text, err);
   }
 

@@ -29,28 +29,6 @@ static const char *const customs[] = {
 };
 #define NCUSTOM ((int)(sizeof customs / sizeof customs[0]))
 
-static int nfilters(void)
-{
-  int n;
-  ht_choices(HT_LIST_FILTERS, &n);
-  return n - 1 + NCUSTOM;
-}
-
-static ht_filter filter_at(int i)
-{
-  int n;
-  const ht_choice *c = ht_choices(HT_LIST_FILTERS, &n);
-  ht_filter f;
-  if (i < n - 1) {
-    f = *ht_filter_builtin((ht_filter_id)c[i].value);
-  } else {
-    char err[256];
-    ht_status s = ht_filter_parse(customs[i - (n - 1)], &f, err, sizeof err);
-    CHECK(s == HT_OK, "custom filter %d: %s", i, err);
-  }
-  return f;
-}
-
 /* One band's callbacks: `above` is filled from `source` (the band
  * above's carried-out rows) only as far as need() asks; ready() copies
  * the announced columns of `below` into `seen`. */
@@ -193,10 +171,10 @@ static void part_bands(ht_context *ctx)
   const int *hs[] = { heights_a, heights_b, heights_c };
   const int nhs[] = { 1, 4, 1 };
   char what[256];
-  for (int fi = 0; fi < nfilters(); fi++) {
+  for (int fi = 0; fi < test_nfilters(NCUSTOM); fi++) {
     ht_params par;
     ht_params_init(&par);
-    par.filter = filter_at(fi);
+    par.filter = test_filter_at(fi, customs);
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
       uint8_t *store;
       picture pic = make_picture(widths[wi], 19, HT_FORMAT_U16, HT_FORMAT_U8, (uint64_t)(fi * 31 + (int)wi), &store);
@@ -223,11 +201,11 @@ static void part_formats(ht_context *ctx)
   static const int64_t shapes[][2] = { { 61, 40 }, { 200, 33 }, { 9, 70 }, { 1, 1 } };
   static const int heights[] = { 7, 3, 11 };
   char what[256];
-  for (int fi = 0; fi < nfilters(); fi += 2)
+  for (int fi = 0; fi < test_nfilters(NCUSTOM); fi += 2)
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
       ht_params par;
       ht_params_init(&par);
-      par.filter = filter_at(fi);
+      par.filter = test_filter_at(fi, customs);
       uint8_t *store;
       picture pic = make_picture(shapes[si][0], shapes[si][1], HT_FORMAT_U8, HT_FORMAT_BIT1, (uint64_t)(fi + 100), &store);
       const int64_t ks[] = { 1, 5, 8, 17, pic.w };
@@ -361,7 +339,7 @@ static void part_errors(ht_context *ctx)
   uint8_t in[3 * 8 * 4] = { 0 }, out[8 * 4 * 3];
   ht_params par;
   ht_params_init(&par);
-  int32_t carry[8];
+  int32_t carry[8] = { 0 };
   ht_image gi = { 8, 4, 8, 1, HT_FORMAT_U8, in }, go = { 8, 4, 8, 1, HT_FORMAT_U8, out };
   ht_stream st = { 4, 3, carry, carry, NULL, NULL, NULL };
   CHECK(ht_run_band_stream(ctx, &gi, &go, &par, NULL) == HT_ERR_INVALID_ARGUMENT, "no stream accepted");

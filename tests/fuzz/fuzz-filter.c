@@ -10,6 +10,7 @@
  * Any breach aborts, which libFuzzer reports as a crash.
  */
 #include "halftone.h"
+#include "ht-filter-compare.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -24,28 +25,6 @@ static __attribute__((noreturn)) void fail(const char *what, const char *text, c
 {
   fprintf(stderr, "fuzz-filter: %s: \"%s\": %s\n", what, text, detail);
   abort();
-}
-
-/* The non-zero weights of `a` are those of `b`, at the same places, and
- * the divisors agree. */
-static bool same_weights(const ht_filter *a, const ht_filter *b)
-{
-  if (a->den != b->den)
-    return false;
-  int na = 0, nb = 0;
-  for (int i = 0; i < a->ntaps; i++) {
-    if (a->taps[i].num == 0)
-      continue;
-    na++;
-    bool found = false;
-    for (int j = 0; j < b->ntaps && !found; j++)
-      found = b->taps[j].dx == a->taps[i].dx && b->taps[j].dy == a->taps[i].dy && b->taps[j].num == a->taps[i].num;
-    if (!found)
-      return false;
-  }
-  for (int j = 0; j < b->ntaps; j++)
-    nb += b->taps[j].num != 0;
-  return na == nb;
 }
 
 static void fuzz_text(const uint8_t *data, size_t size)
@@ -123,7 +102,7 @@ static void fuzz_struct(const uint8_t *data, size_t size)
   ht_filter g;
   if (ht_filter_parse(buf, &g, err, sizeof err) != HT_OK)
     fail("format wrote text that does not parse", buf, err);
-  if (!same_weights(&f, &g))
+  if (!ht_test_same_filter(&f, &g))
     fail("format wrote text that stands for another filter", buf, "");
 }
 

@@ -152,4 +152,28 @@ bad:
   return NULL;
 }
 
+/* The filters a test walks through: every built-in one (HT_LIST_FILTERS
+ * but its last entry, "custom"), then the test's own custom texts. */
+static inline int test_nfilters(int ncustom)
+{
+  int n;
+  ht_choices(HT_LIST_FILTERS, &n);
+  return n - 1 + ncustom;
+}
+
+static inline ht_filter test_filter_at(int i, const char *const *customs)
+{
+  int n;
+  const ht_choice *c = ht_choices(HT_LIST_FILTERS, &n);
+  ht_filter f;
+  if (i < n - 1) {
+    f = *ht_filter_builtin((ht_filter_id)c[i].value);
+  } else {
+    char err[256];
+    ht_status s = ht_filter_parse(customs[i - (n - 1)], &f, err, sizeof err);
+    CHECK(s == HT_OK, "custom filter %d: %s", i, err);
+  }
+  return f;
+}
+
 #endif
