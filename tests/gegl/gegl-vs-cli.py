@@ -13,7 +13,7 @@ import sys
 
 # tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from pnm import normalized, read_image  # noqa: E402
+from pnm import normalized, read_image, write_png  # noqa: E402
 
 
 # (gegl properties, halftone CLI options, CLI output extension)
@@ -46,6 +46,15 @@ CASES = [
      ['--algorithm', 'dbs', '--schedule', 'raster', '--threads', '1'], '.pgm'),
 ]
 
+# The op in bands of 7 rows (HT_GEGL_BAND_ROWS; 300 rows are 42 bands and
+# 6 rows) against the CLI's one run: Jarvis-Judice-Ninke carries 2 rows
+# from band to band. On the colour photograph and on a gray one.
+BAND_CASES = [
+    (gray, ['algorithm=jarvis-judice-ninke', f'levels={levels}'],
+     ['--algorithm', 'jarvis-judice-ninke', '--levels', str(levels)], '.pgm')
+    for gray in (False, True) for levels in (2, 3)
+]
+
 
 def as_gray(img):
     """The op's output is in its input's format: a luma halftone of a
@@ -62,6 +71,39 @@ def as_gray(img):
     return w, h, ch - 2, [v for p in px for v in (p[0],) + tuple(p[3:])]
 
 
+def compare(name, gegl, halftone, photo, work, props, opts, ext, env=None):
+    """Runs the op through the gegl program and the CLI on `photo`; True
+    when they give the same samples."""
+    tag = name.replace(' ', '-')
+    a = os.path.join(work, f'gegl-{tag}.png')
+    b = os.path.join(work, f'cli-{tag}{ext}')
+    for p in (a, b):
+        if os.path.exists(p):
+            os.remove(p)
+    r1 = subprocess.run([gegl, photo, '-o', a, '--', 'halftone:dither'] + props,
+                        capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+    r2 = subprocess.run([halftone] + opts + [photo, b], capture_output=True, text=True)
+    if r1.returncode != 0 or not os.path.exists(a):
+        print(f'FAIL {name}: gegl failed ({r1.returncode}): {r1.stderr.strip()}')
+        return False
+    if r2.returncode != 0 or not os.path.exists(b):
+        print(f'FAIL {name}: halftone failed ({r2.returncode}): {r2.stderr.strip()}')
+        return False
+    ga, cb = normalized(read_image(a)), normalized(read_image(b))
+    if ga[2] > cb[2]:
+        ga = as_gray(ga)
+    if ga[:3] != cb[:3]:
+        print(f'FAIL {name}: gegl gives {ga[:3]}, halftone gives {cb[:3]} (w, h, channels)')
+        return False
+    diff = sum(1 for x, y in zip(ga[3], cb[3]) if x != y)
+    levels = sorted(set(ga[3]))
+    if diff or len(levels) < 2:
+        print(f'FAIL {name} {props}: {diff} of {len(ga[3])} samples differ; gegl levels {levels[:8]}')
+        return False
+    print(f'ok {name} {props}: {ga[0]}x{ga[1]}x{ga[2]} identical, levels {levels}')
+    return True
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -76,36 +118,13 @@ def main():
     os.makedirs(work, exist_ok=True)
     failed = 0
     for k, (props, opts, ext) in enumerate(CASES):
-        a = os.path.join(work, f'gegl-{k}.png')
-        b = os.path.join(work, f'cli-{k}{ext}')
-        for p in (a, b):
-            if os.path.exists(p):
-                os.remove(p)
-        r1 = subprocess.run([gegl, photo, '-o', a, '--', 'halftone:dither'] + props,
-                            capture_output=True, text=True)
-        r2 = subprocess.run([halftone] + opts + [photo, b], capture_output=True, text=True)
-        if r1.returncode != 0 or not os.path.exists(a):
-            print(f'FAIL case {k}: gegl failed ({r1.returncode}): {r1.stderr.strip()}')
-            failed += 1
-            continue
-        if r2.returncode != 0 or not os.path.exists(b):
-            print(f'FAIL case {k}: halftone failed ({r2.returncode}): {r2.stderr.strip()}')
-            failed += 1
-            continue
-        ga, cb = normalized(read_image(a)), normalized(read_image(b))
-        if ga[2] > cb[2]:
-            ga = as_gray(ga)
-        if ga[:3] != cb[:3]:
-            print(f'FAIL case {k}: gegl gives {ga[:3]}, halftone gives {cb[:3]} (w, h, channels)')
-            failed += 1
-            continue
-        diff = sum(1 for x, y in zip(ga[3], cb[3]) if x != y)
-        levels = sorted(set(ga[3]))
-        if diff or len(levels) < 2:
-            print(f'FAIL case {k} {props}: {diff} of {len(ga[3])} samples differ; gegl levels {levels[:8]}')
-            failed += 1
-        else:
-            print(f'ok case {k} {props}: {ga[0]}x{ga[1]}x{ga[2]} identical, levels {levels}')
+        failed += not compare(f'case {k}', gegl, halftone, photo, work, props, opts, ext)
+    w, h, ch, maxval, samples = read_image(photo)
+    gray_photo = os.path.join(work, 'gray.png')
+    write_png(gray_photo, w, h, 1, 8, samples[1::ch])
+    for k, (gray, props, opts, ext) in enumerate(BAND_CASES):
+        failed += not compare(f'bands {k}{" gray" if gray else ""}', gegl, halftone,
+                              gray_photo if gray else photo, work, props, opts, ext, {'HT_GEGL_BAND_ROWS': '7'})
 
     # An XML graph (as documented in docs/gegl.md) gives the same pixels.
     xml = os.path.join(work, 'graph.xml')
@@ -117,7 +136,7 @@ def main():
                 f"  <node operation='gegl:load' path='{os.path.abspath(photo)}'/>\n</gegl>\n")
     out = os.path.join(work, 'graph.png')
     r = subprocess.run([gegl, xml, '-o', out], capture_output=True, text=True)
-    ref = os.path.join(work, 'gegl-1.png')
+    ref = os.path.join(work, 'gegl-case-1.png')
     if r.returncode != 0 or not os.path.exists(out):
         print(f'FAIL xml graph: {r.stderr.strip()}')
         failed += 1

@@ -16,34 +16,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#include <gegl.h>
-#include <gegl-plugin.h>
-#pragma GCC diagnostic pop
-
 #include "halftone.h"
+#include "op-test.h"
 
-#define OP "halftone:dither"
-
-static int failures;
-static int checks;
 static int warnings; /* warnings seen by the log handler since reset */
 static GString *last_warning;
 static GString *last_warning_domain;
 static gint contexts_made;  /* the op's debug lines about its kept core context */
 static gint contexts_freed;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    checks++;                                              \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      fprintf (stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf (stderr, __VA_ARGS__);                       \
-      fprintf (stderr, "\n");                              \
-    }                                                      \
-  } while (0)
 
 static void
 log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer user)
@@ -60,78 +40,6 @@ log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gp
   if (strstr (message, "halftone:dither: freed the idle core context"))
     g_atomic_int_inc (&contexts_freed);
   fprintf (stderr, "  (log %s: %s)\n", domain ? domain : "-", message);
-}
-
-/* ------------------------------------------------------------ images */
-
-/* A deterministic test picture: gradients, a disc and noise, so that
- * every filter produces a busy, different pattern. 8-bit R'G'B'A. */
-static guchar *
-make_rgba8 (gint w, gint h)
-{
-  guchar  *p = g_malloc ((gsize) w * (gsize) h * 4);
-  guint32  s = 12345;
-
-  for (gint y = 0; y < h; y++)
-    for (gint x = 0; x < w; x++)
-      {
-        guchar *q = p + ((gsize) y * (gsize) w + (gsize) x) * 4;
-        gint    dx = x - w / 2, dy = y - h / 2;
-
-        s = s * 1103515245u + 12345u;
-        q[0] = (guchar) ((x * 255) / (w - 1));
-        q[1] = (guchar) ((y * 255) / (h - 1));
-        q[2] = (guchar) (dx * dx + dy * dy < (w * w) / 16 ? 200 : (s >> 16) & 0xff);
-        q[3] = (guchar) (((x + y) * 255) / (w + h - 2));
-      }
-  return p;
-}
-
-static GeglBuffer *
-buffer_from_rgba8 (const guchar *rgba, gint w, gint h, const gchar *format)
-{
-  GeglRectangle r = { 0, 0, w, h };
-  GeglBuffer   *b = gegl_buffer_new (&r, babl_format (format));
-
-  gegl_buffer_set (b, &r, 0, babl_format ("R'G'B'A u8"), rgba, GEGL_AUTO_ROWSTRIDE);
-  return b;
-}
-
-/* Runs the op on `in` with the given properties; returns the output. */
-static GeglBuffer *
-run_op (GeglBuffer *in, const gchar *first_property, ...)
-{
-  GeglNode   *g    = gegl_node_new ();
-  GeglBuffer *out  = NULL;
-  GeglNode   *src  = gegl_node_new_child (g, "operation", "gegl:buffer-source",
-                                          "buffer", in, NULL);
-  GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
-  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink",
-                                          "buffer", &out, NULL);
-  va_list     ap;
-
-  if (first_property)
-    {
-      va_start (ap, first_property);
-      gegl_node_set_valist (op, first_property, ap);
-      va_end (ap);
-    }
-  gegl_node_link_many (src, op, sink, NULL);
-  gegl_node_process (sink);
-  g_object_unref (g);
-  return out;
-}
-
-static gpointer
-get_pixels (GeglBuffer *b, const gchar *format)
-{
-  const GeglRectangle *r   = gegl_buffer_get_extent (b);
-  const Babl          *f   = babl_format (format);
-  gpointer             mem = g_malloc ((gsize) r->width * (gsize) r->height *
-                                       (gsize) babl_format_get_bytes_per_pixel (f));
-
-  gegl_buffer_get (b, r, 1.0, f, mem, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-  return mem;
 }
 
 /* ------------------------------------------------------------ tests */
@@ -896,9 +804,10 @@ blit_op (GeglBuffer *in, const GeglRectangle *rect, const Babl **announced, cons
 
 /* Larger than the library takes, and out of memory: inputs of a side
  * beyond HT_MAX_SIDE, and of more than 10^9 pixels under an
- * address-space limit that leaves no room for them. The buffers are
- * sparse and only a corner is read back, so neither costs the memory it
- * stands for. */
+ * address-space limit that leaves no room for them, run serpentine (a
+ * scan that needs the whole image at once: in bands of rows, the rows
+ * above a corner need little memory). The buffers are sparse and only a
+ * corner is read back, so neither costs the memory it stands for. */
 static void
 test_failures_large (void)
 {
@@ -954,7 +863,7 @@ test_failures_large (void)
       g_snprintf (what, sizeof what, "%s, out of memory for %dx%d", fmts[k], big.width, big.height);
       warnings = 0;
       CHECK (setrlimit (RLIMIT_AS, &lim) == 0, "%s: setrlimit", what);
-      got = blit_op (in, &corner, &announced, "backend", 1, NULL);
+      got = blit_op (in, &corner, &announced, "backend", 1, "serpentine", TRUE, NULL);
       CHECK (setrlimit (RLIMIT_AS, &old) == 0, "%s: setrlimit back", what);
       CHECK (memcmp (got, want, bytes) == 0, "%s: output pixels differ from the input's", what);
       check_warning ("out of memory", what);

@@ -1,0 +1,104 @@
+/* What the tests of the GEGL operation halftone:dither share: the check
+ * macro, a test picture, and running the op in a small graph.
+ *
+ * Copyright (C) 2026 the GEGL Halftone authors. GPL-3.0-or-later.
+ */
+#ifndef HT_OP_TEST_H
+#define HT_OP_TEST_H
+
+#include <glib.h>
+#include <stdio.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#include <gegl.h>
+#include <gegl-plugin.h>
+#pragma GCC diagnostic pop
+
+#define OP "halftone:dither"
+
+static int failures;
+static int checks;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    checks++;                                              \
+    if (!(cond)) {                                         \
+      failures++;                                          \
+      fprintf (stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf (stderr, __VA_ARGS__);                       \
+      fprintf (stderr, "\n");                              \
+    }                                                      \
+  } while (0)
+
+/* A deterministic test picture: gradients, a disc and noise, so that
+ * every filter produces a busy, different pattern. 8-bit R'G'B'A. */
+static G_GNUC_UNUSED guchar *
+make_rgba8 (gint w, gint h)
+{
+  guchar  *p = g_malloc ((gsize) w * (gsize) h * 4);
+  guint32  s = 12345;
+
+  for (gint y = 0; y < h; y++)
+    for (gint x = 0; x < w; x++)
+      {
+        guchar *q = p + ((gsize) y * (gsize) w + (gsize) x) * 4;
+        gint    dx = x - w / 2, dy = y - h / 2;
+
+        s = s * 1103515245u + 12345u;
+        q[0] = (guchar) ((x * 255) / (w - 1));
+        q[1] = (guchar) ((y * 255) / (h - 1));
+        q[2] = (guchar) (dx * dx + dy * dy < (w * w) / 16 ? 200 : (s >> 16) & 0xff);
+        q[3] = (guchar) (((x + y) * 255) / (w + h - 2));
+      }
+  return p;
+}
+
+static G_GNUC_UNUSED GeglBuffer *
+buffer_from_rgba8 (const guchar *rgba, gint w, gint h, const gchar *format)
+{
+  GeglRectangle r = { 0, 0, w, h };
+  GeglBuffer   *b = gegl_buffer_new (&r, babl_format (format));
+
+  gegl_buffer_set (b, &r, 0, babl_format ("R'G'B'A u8"), rgba, GEGL_AUTO_ROWSTRIDE);
+  return b;
+}
+
+/* Runs the op on `in` with the given properties; returns the output. */
+static G_GNUC_UNUSED GeglBuffer *
+run_op (GeglBuffer *in, const gchar *first_property, ...)
+{
+  GeglNode   *g    = gegl_node_new ();
+  GeglBuffer *out  = NULL;
+  GeglNode   *src  = gegl_node_new_child (g, "operation", "gegl:buffer-source",
+                                          "buffer", in, NULL);
+  GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
+  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink",
+                                          "buffer", &out, NULL);
+  va_list     ap;
+
+  if (first_property)
+    {
+      va_start (ap, first_property);
+      gegl_node_set_valist (op, first_property, ap);
+      va_end (ap);
+    }
+  gegl_node_link_many (src, op, sink, NULL);
+  gegl_node_process (sink);
+  g_object_unref (g);
+  return out;
+}
+
+static G_GNUC_UNUSED gpointer
+get_pixels (GeglBuffer *b, const gchar *format)
+{
+  const GeglRectangle *r   = gegl_buffer_get_extent (b);
+  const Babl          *f   = babl_format (format);
+  gpointer             mem = g_malloc ((gsize) r->width * (gsize) r->height *
+                                       (gsize) babl_format_get_bytes_per_pixel (f));
+
+  gegl_buffer_get (b, r, 1.0, f, mem, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
+  return mem;
+}
+
+#endif
