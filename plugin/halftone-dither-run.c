@@ -332,18 +332,10 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
   gegl_buffer_get (input, area, 1.0, plan->in_format, in_data,
                    GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
 
-  in.width     = area->width;
-  in.height    = area->height;
-  in.stride    = (size_t) area->width * in_bpp;
-  in.channels  = plan->in_channels;
-  in.format    = plan->in_type;
-  in.data      = in_data;
-  out.width    = area->width;
-  out.height   = area->height;
-  out.stride   = (size_t) area->width * out_bpp;
-  out.channels = plan->out_channels;
-  out.format   = plan->out_type;
-  out.data     = out_data;
+  in  = (ht_image) { area->width, area->height, (size_t) area->width * in_bpp, plan->in_channels,
+                     plan->in_type, in_data };
+  out = (ht_image) { area->width, area->height, (size_t) area->width * out_bpp, plan->out_channels,
+                     plan->out_type, out_data };
 
   ht_context_set_backend (ctx, backend);
   ht_context_set_threads (ctx, threads);

@@ -7,6 +7,7 @@
 #define HT_OP_TEST_H
 
 #include <glib.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #pragma GCC diagnostic push
@@ -64,9 +65,11 @@ buffer_from_rgba8 (const guchar *rgba, gint w, gint h, const gchar *format)
   return b;
 }
 
-/* Runs the op on `in` with the given properties; returns the output. */
+/* Runs the op on `in` with the given properties; returns the output,
+ * and in `announced` (may be NULL) the output format that its prepare()
+ * announced. */
 static G_GNUC_UNUSED GeglBuffer *
-run_op (GeglBuffer *in, const gchar *first_property, ...)
+run_op_valist (GeglBuffer *in, const Babl **announced, const gchar *first_property, va_list ap)
 {
   GeglNode   *g    = gegl_node_new ();
   GeglBuffer *out  = NULL;
@@ -75,17 +78,26 @@ run_op (GeglBuffer *in, const gchar *first_property, ...)
   GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
   GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink",
                                           "buffer", &out, NULL);
-  va_list     ap;
 
   if (first_property)
-    {
-      va_start (ap, first_property);
-      gegl_node_set_valist (op, first_property, ap);
-      va_end (ap);
-    }
+    gegl_node_set_valist (op, first_property, ap);
   gegl_node_link_many (src, op, sink, NULL);
   gegl_node_process (sink);
+  if (announced)
+    *announced = gegl_operation_get_format (gegl_node_get_gegl_operation (op), "output");
   g_object_unref (g);
+  return out;
+}
+
+static G_GNUC_UNUSED GeglBuffer *
+run_op (GeglBuffer *in, const gchar *first_property, ...)
+{
+  GeglBuffer *out;
+  va_list     ap;
+
+  va_start (ap, first_property);
+  out = run_op_valist (in, NULL, first_property, ap);
+  va_end (ap);
   return out;
 }
 

@@ -579,23 +579,12 @@ test_custom (void)
 static GeglBuffer *
 run_op_announced (GeglBuffer *in, const Babl **announced, const gchar *first_property, ...)
 {
-  GeglNode   *g    = gegl_node_new ();
-  GeglBuffer *out  = NULL;
-  GeglNode   *src  = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
-  GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
-  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink", "buffer", &out, NULL);
+  GeglBuffer *out;
   va_list     ap;
 
-  if (first_property)
-    {
-      va_start (ap, first_property);
-      gegl_node_set_valist (op, first_property, ap);
-      va_end (ap);
-    }
-  gegl_node_link_many (src, op, sink, NULL);
-  gegl_node_process (sink);
-  *announced = gegl_operation_get_format (gegl_node_get_gegl_operation (op), "output");
-  g_object_unref (g);
+  va_start (ap, first_property);
+  out = run_op_valist (in, announced, first_property, ap);
+  va_end (ap);
   return out;
 }
 
