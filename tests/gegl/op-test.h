@@ -9,6 +9,7 @@
 #include <glib.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"
@@ -99,6 +100,54 @@ run_op (GeglBuffer *in, const gchar *first_property, ...)
   out = run_op_valist (in, NULL, first_property, ap);
   va_end (ap);
   return out;
+}
+
+/* Blits `rect` of the op's output on `in` (with the given properties)
+ * in `format` (NULL: the input's), and returns the output format the op
+ * announced in `announced` (may be NULL). Unlike a buffer-sink, which has
+ * GEGL copy the whole output into the node's cache, this reads only
+ * `rect`. */
+static G_GNUC_UNUSED guchar *
+blit_op_valist (GeglBuffer *in, const GeglRectangle *rect, const Babl *format, const Babl **announced,
+                const gchar *first_property, va_list ap)
+{
+  const Babl *f   = format ? format : gegl_buffer_get_format (in);
+  guchar     *buf = g_malloc ((gsize) rect->width * (gsize) rect->height *
+                              (gsize) babl_format_get_bytes_per_pixel (f));
+  GeglNode   *g   = gegl_node_new ();
+  GeglNode   *src = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+  GeglNode   *op  = gegl_node_new_child (g, "operation", OP, NULL);
+
+  if (first_property)
+    gegl_node_set_valist (op, first_property, ap);
+  gegl_node_link (src, op);
+  gegl_node_blit (op, 1.0, rect, f, buf, GEGL_AUTO_ROWSTRIDE, GEGL_BLIT_DEFAULT);
+  if (announced)
+    *announced = gegl_operation_get_format (gegl_node_get_gegl_operation (op), "output");
+  g_object_unref (g);
+  return buf;
+}
+
+/* How many rows of `roi` of the op's output on `in`, blitted alone as
+ * Y'A u8 (with the given properties), differ from `all`: the whole
+ * result as Y'A u8, rows of `width` pixels. */
+static G_GNUC_UNUSED gint
+part_rows_differ (GeglBuffer *in, const GeglRectangle *roi, const guchar *all, gint width,
+                  const gchar *first_property, ...)
+{
+  guchar  *part;
+  gint     diff = 0;
+  va_list  ap;
+
+  va_start (ap, first_property);
+  part = blit_op_valist (in, roi, babl_format ("Y'A u8"), NULL, first_property, ap);
+  va_end (ap);
+  for (gint y = 0; y < roi->height; y++)
+    diff += memcmp (part + (gsize) y * (gsize) roi->width * 2,
+                    all + ((gsize) (y + roi->y) * (gsize) width + (gsize) roi->x) * 2,
+                    (gsize) roi->width * 2) != 0;
+  g_free (part);
+  return diff;
 }
 
 static G_GNUC_UNUSED gpointer
