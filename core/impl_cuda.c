@@ -68,6 +68,7 @@ static ht_status run_search(ht_job *job, const ht_rows *rows)
   s.eye = job->eye.w;
   s.max_rounds = job->max_rounds;
   st = ht_cuda_search_run(job->cuda, job, &s);
+  ht_job_note_rounds(job, s.rounds); /* --metrics' rounds, as run.c */
   /* for the benchmark, as the CPU's run.c counts them */
   atomic_store(&ht_sx_last_rounds, s.rounds);
   atomic_store(&ht_sx_last_searched, s.searched);

@@ -13,11 +13,13 @@
  * than beta the least by error, then value; for k = beta the current
  * pattern unless some pattern is strictly better.
  *
- * Only a pattern strictly better than the current one can be kept, and
- * the walk's every decision (pes.c) is the same whether an r_k that is
- * not strictly better has its own error or any other error >= 0: so a
- * thread skips its block where low_bound says that nothing in it is
- * strictly better, and r_k may then be "none" (error LLONG_MAX). */
+ * An r_k counts only where its error is at most L = min(kept, -1), kept
+ * the error of the best pattern so far (relative to the current one):
+ * the walk's every decision and the pattern kept (pes.c) are the same
+ * whether an r_k of error > L has its own error or any other error > L
+ * (docs/search.md, "PES's bounds"). So a thread skips its block where
+ * low_bound says that everything in it is above L, and r_k may then be
+ * "none" (error LLONG_MAX) or another pattern of error > L. */
 #include "search_common.cuh"
 
 #include <climits>
@@ -147,6 +149,7 @@ template <int S> __global__ void pes_kernel(const plane P)
       for (int t = 0; t < rs; t++)
         base += abs(reg[t]);
       const int beta = __popc(cur);
+      cand kept = { 0, cur };
       /* r_k, the same in every thread */
       auto best_of = [&](int k) -> cand {
         cand c = { LLONG_MAX, 0xffffffffu };
@@ -160,7 +163,7 @@ template <int S> __global__ void pes_kernel(const plane P)
             const int b = __ffs(f) - 1;
             sum += flip<S>(slot, nt, tab + b * S * S, at[b], P.rw, x >> b & 1);
           }
-          if (low_bound(slot, nt, reach, rs) >= base)
+          if (low_bound(slot, nt, reach, rs) > base + (kept.sum < -1 ? kept.sum : -1))
             goto none;
           for (int b = 0; b < kl; b++)
             sum += flip<S>(slot, nt, tab + b * S * S, at[b], P.rw, true);
@@ -183,7 +186,6 @@ template <int S> __global__ void pes_kernel(const plane P)
           r = { 0, cur };
         return r;
       };
-      cand kept = { 0, cur };
       const cand mid = best_of(beta);
       if (replaces(mid, kept, cur))
         kept = mid;

@@ -45,6 +45,7 @@ static pic make_pic(int64_t w, int64_t h, uint64_t seed)
 
 typedef struct {
   int64_t rounds, searched, changed;
+  int64_t reported; /* ht_context_last_rounds: what --metrics prints */
 } counts;
 
 /* Runs p on backend `backend` (threads for the CPU); output 0/1 bytes in
@@ -64,6 +65,7 @@ static ht_status run(const pic *m, const ht_params *p, ht_backend backend, uint8
     snprintf(msg, 256, "%s", ht_context_message(ctx));
   if (used)
     *used = ht_context_last_variant(ctx);
+  c->reported = ht_context_last_rounds(ctx);
   ht_context_free(ctx);
   c->rounds = atomic_load(&ht_sx_last_rounds);
   c->searched = atomic_load(&ht_sx_last_searched);
@@ -107,6 +109,8 @@ static void compare(const pic *m, const ht_params *p, const char *what)
           "%s: rounds, searched, changed: cpu %lld %lld %lld, gpu %lld %lld %lld", what, (long long)cc.rounds,
           (long long)cc.searched, (long long)cc.changed, (long long)gc.rounds, (long long)gc.searched,
           (long long)gc.changed);
+    CHECK(cc.reported == cc.rounds && gc.reported == gc.rounds, "%s: rounds reported: cpu %lld of %lld, gpu %lld of %lld",
+          what, (long long)cc.reported, (long long)cc.rounds, (long long)gc.reported, (long long)gc.rounds);
   }
   compared++;
   free(cpu);
