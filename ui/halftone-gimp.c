@@ -6,6 +6,11 @@
  * selection's bounding box) is halftoned once per parameter change and
  * the visible part of that result is shown, pixel for pixel or enlarged.
  *
+ * This file: the dialog and the run. The settings and the PDB procedures
+ * are in halftone-vals.c, running the op (and the preview's thread) in
+ * preview-job.c, the GPU check in gpu-probe.c, the zoomable view in
+ * preview-view.c.
+ *
  * Copyright (C) 2026 the GEGL Halftone authors. GPL-3.0-or-later.
  */
 #include "ht-config.h"

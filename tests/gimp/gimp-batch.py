@@ -17,12 +17,7 @@ import sys
 # tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from pnm import png_idat, read_image  # noqa: E402
-
-GIMP = 'gimp-console-2.10'
-
-
-def scheme_str(s):
-    return '"' + s.replace('\\', '\\\\').replace('"', '\\"') + '"'
+from gimp2 import GIMP, as_gray16, load_call_save, make_profile, run_batch, scheme_str  # noqa: E402
 
 
 def main():
@@ -35,16 +30,7 @@ def main():
         print(f'SKIP: needs {GIMP} and gegl')
         return 77
     work = os.path.abspath(work)
-    if os.path.isdir(work):
-        shutil.rmtree(work)
-    home = os.path.join(work, 'gimp2')
-    for d in ('brushes', 'gradients', 'patterns', 'palettes', 'fonts', 'plug-ins', 'scripts',
-              'tool-presets', 'dynamics', 'mypaint-brushes', 'themes', 'templates'):
-        os.makedirs(os.path.join(home, d), exist_ok=True)
-    system_plugins = subprocess.run(['pkg-config', '--variable=gimplibdir', 'gimp-2.0'],
-                                    capture_output=True, text=True).stdout.strip() or '/usr/lib/gimp/2.0'
-    with open(os.path.join(home, 'gimprc'), 'w') as f:
-        f.write(f'(plug-in-path "{system_plugins}/plug-ins:{os.path.abspath(plugdir)}")\n')
+    home = make_profile(work, plugdir)
 
     photo, rgba = os.path.abspath(photo), os.path.abspath(rgba)
     out = lambda name: os.path.join(work, name)  # noqa: E731
@@ -71,21 +57,9 @@ def main():
         else:
             select = (f'(gimp-image-select-rectangle image CHANNEL-OP-REPLACE {sel[0]} {sel[1]} {sel[2]} {sel[3]})'
                       if sel else '')
-        script.append(
-            f'(let* ((image (car (gimp-file-load RUN-NONINTERACTIVE {scheme_str(src)} {scheme_str(src)})))'
-            f' (drawable (car (gimp-image-get-active-drawable image))))'
-            f' {select}'
-            f' (catch (gimp-message "{name}: the plug-in refused") {call})'
-            f' (gimp-selection-none image)'
-            f' (gimp-file-save RUN-NONINTERACTIVE image drawable {scheme_str(out(name + ".png"))} "x.png")'
-            f' (gimp-image-delete image))')
+        script.append(load_call_save(src, name, call, out(name + '.png'), select))
     env = dict(os.environ, GIMP2_DIRECTORY=home, GEGL_PATH=gegl_path)
-    cmd = [gimp, '-i', '-d', '-f']
-    for s in script:
-        cmd += ['-b', s]
-    cmd += ['-b', '(gimp-quit 0)']
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=500)
-    log = r.stdout + r.stderr
+    log = run_batch(gimp, script, env, 500)
     print(log[-3000:])
 
     def gegl_ref(name, src, props):
@@ -95,20 +69,6 @@ def main():
         if rr.returncode != 0:
             raise RuntimeError(f'gegl failed: {rr.stderr}')
         return read_image(path)
-
-    def as_gray16(img):
-        """(w, h, gray 0..65535 per pixel, alpha or None); checks R=G=B."""
-        w, h, ch, mx, s = img
-        colors = ch - (1 if ch in (2, 4) else 0)
-        gray, alpha, mixed = [], [] if ch in (2, 4) else None, 0
-        for i in range(w * h):
-            px = s[i * ch:(i + 1) * ch]
-            if colors == 3 and not (px[0] == px[1] == px[2]):
-                mixed += 1
-            gray.append(px[0] * 65535 // mx)
-            if alpha is not None:
-                alpha.append(px[-1] * 65535 // mx)
-        return w, h, gray, alpha, mixed
 
     failed = 0
 
