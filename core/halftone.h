@@ -589,6 +589,29 @@ HT_API ht_status ht_compute_eye_error(const uint8_t *gray, size_t gray_stride, c
                                       size_t result_stride, int64_t width, int64_t height,
                                       const ht_eye_params *eye, double *mean_error);
 
+/* Colour halftone quality for any number of planes (Zhang et al., Sec.
+ * 2.2; definitions in docs/color.md). All fractions of the pixel count
+ * (x 100: percent). A plane's colorant is present where its output level
+ * is above 0 (RGB: light; cmyk: ink). */
+typedef struct {
+  int planes;
+  double bias;  /* sum over planes of |sum of output levels - sum of the
+                   input|, both in full-scale units, over the pixels     */
+  double grain; /* pixels with two or more colorants present            */
+  double overlap_independent; /* expected grain of planes placed
+                   independently at the input's tones                   */
+  double overlap_least; /* the least grain the input's tones allow      */
+  double overlap; /* (grain - least) / (independent - least): 0 = only
+                     the overlap the tones need, 1 = as independent
+                     planes; NAN where independent == least             */
+} ht_color_metrics;
+
+/* `in` and `out` as given to and written by ht_run with `params` (its
+ * color, alpha, black and levels say what the planes are: cmyk compares
+ * the C, M, Y, K inks with `in` separated as ht_run separates it). */
+HT_API ht_status ht_compute_color_metrics(const ht_image *in, const ht_image *out, const ht_params *params,
+                                          ht_color_metrics *m);
+
 /* Library version string, e.g. "0.1.0". */
 HT_API const char *ht_version(void);
 

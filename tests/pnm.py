@@ -205,6 +205,21 @@ def write_png(path, w, h, channels, depth, samples):
         f.write(png_chunk(b"IEND", b""))
 
 
+def write_png_palette(path, w, h, palette, indices, depth=8):
+    """Writes a palette PNG (colour type 3): palette is a list of up to
+    2^depth (r, g, b) triples, indices one per pixel; depth 1, 2, 4 or 8.
+    For the pictures in docs/, whose few colours keep the files small."""
+    if len(palette) > 1 << depth:
+        raise FormatError("%d colours do not fit depth %d" % (len(palette), depth))
+    raw = _pack_rows(indices, w, h, depth, filter_byte=0)
+    with open(path, "wb") as f:
+        f.write(PNG_SIGNATURE)
+        f.write(png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, 3, 0, 0, 0)))
+        f.write(png_chunk(b"PLTE", b"".join(bytes(c) for c in palette)))
+        f.write(png_chunk(b"IDAT", zlib.compress(raw, 9)))
+        f.write(png_chunk(b"IEND", b""))
+
+
 def _png_chunks(path):
     """(IHDR fields, concatenated IDAT bodies) of a PNG, every chunk's CRC
     checked."""

@@ -79,7 +79,12 @@ static const char help_tail[] =
   "                      error diffusion given --sigma or --eye-radius) also the\n"
   "                      eye error, mean |input - V*output| with the run's eye\n"
   "                      model V (what the search minimises; the input stands\n"
-  "                      in for pixels beyond the edge), and the rounds taken\n"
+  "                      in for pixels beyond the edge), and the rounds taken;\n"
+  "                      for colour output (per-channel, plane-dependent,\n"
+  "                      cmyk) also bias and grain in percent (Zhang et al.:\n"
+  "                      dots missing or in excess per colorant, pixels with\n"
+  "                      two or more colorants) and overlap (0: only the\n"
+  "                      overlap the tones need, 1: as independent planes)\n"
   "  --bench N           run the halftoning alone N times and print the\n"
   "                      minimum and median time and ns per pixel\n"
   "  --force             replace an existing output file that is read-only\n"
@@ -1151,7 +1156,8 @@ int main(int argc, char **argv)
   /* --- metrics, averaged over the dithered planes (the cmyk inks have
    * no input plane to compare with) */
   if (o.metrics && cmyk)
-    notice_add(&notes, "--metrics: not computed for --color cmyk (its ink planes have no input plane)");
+    notice_add(&notes, "--metrics: no tone or HVS error for --color cmyk (its ink planes have no input plane of "
+               "their own); bias, grain and overlap compare the inks with the separated input");
   if (o.metrics && !cmyk) {
     /* the eye error: for the search methods, which minimise it, and for
      * error diffusion when an eye model is asked for */
@@ -1188,6 +1194,21 @@ int main(int argc, char **argv)
              2 * params.eye.radius + 1, eye_error / planes);
     if (params.method != HT_METHOD_ERROR_DIFFUSION)
       printf("rounds: %lld\n", (long long)ht_context_last_rounds(ctx));
+  }
+  if (o.metrics && planes >= 2) { /* colour: Bias, Grain, overlap (docs/color.md) */
+    ht_color_metrics cm;
+    ht_status ms = ht_compute_color_metrics(&in_img, &out_img, &params, &cm);
+    if (ms != HT_OK) {
+      say("metrics: %s", ht_status_string(ms));
+      goto done;
+    }
+    printf("bias: %.4f %%\ngrain: %.4f %%\n", 100 * cm.bias, 100 * cm.grain);
+    if (isnan(cm.overlap))
+      printf("overlap: n/a");
+    else
+      printf("overlap: %.4f", cm.overlap);
+    printf(" (grain %.4f %% between %.4f %% the tones need and %.4f %% of independent planes)\n", 100 * cm.grain,
+           100 * cm.overlap_least, 100 * cm.overlap_independent);
   }
 
   /* --- output: stdout first, since a run that fails writes no file */

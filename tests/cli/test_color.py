@@ -15,6 +15,10 @@ Cases:
   separations  --separations files hold the planes of the output; cmyk's
                RGB rendering follows its ink separations; a CMYK TIFF
   errors       out-of-range values and misplaced options: exit 2, one line
+  metrics      --metrics prints bias, grain and overlap for plane-dependent,
+               per-channel and cmyk output, equal to a computation here on
+               the files (cmyk: on the --separations inks and the input
+               separated here); none for gray output
 """
 import os
 import subprocess
@@ -172,6 +176,109 @@ def case_errors(ht):
     p = run(ht, "--color", "cmyk", gray, "out.ppm", rc=2)
     check("separates RGB" in p.stderr, "cmyk of gray: %s" % p.stderr.strip())
     check(not os.path.exists("out.ppm"), "cmyk of gray: out.ppm written")
+
+
+def least_overlap(p):
+    """The least chance of two or more colorants present with chances p
+    (docs/color.md): the smallest t with sum min(p_i, t) - t >= sum p - 1,
+    by bisection, allowing for rounding where the sides meet on a flat."""
+    s = sum(p)
+    if s <= 1 + 1e-12:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        t = (lo + hi) / 2
+        if sum(min(x, t) for x in p) - t >= s - 1 - 1e-12:
+            hi = t
+        else:
+            lo = t
+    return hi
+
+
+def independent_overlap(p):
+    none = 1.0
+    one = 0.0
+    for x in p:
+        one = one * (1 - x) + none * x
+        none *= 1 - x
+    return 1 - none - one
+
+
+def color_metrics(amounts, levels_out, levels):
+    """Bias, grain, overlap (percent, percent, ratio) of pixels given as
+    lists of input amounts (0..1) and output level indices."""
+    n = len(amounts)
+    planes = len(levels)
+    bias = sum(abs(sum(q[c] for q in levels_out) / (levels[c] - 1) - sum(a[c] for a in amounts))
+               for c in range(planes)) / n
+    grain = sum(1 for q in levels_out if sum(1 for v in q if v > 0) >= 2) / n
+    cache = {}
+    ind = least = 0.0
+    for a in amounts:
+        key = tuple(a)
+        if key not in cache:
+            p = [min(1.0, a[c] * (levels[c] - 1)) for c in range(planes)]
+            cache[key] = (independent_overlap(p), least_overlap(p))
+        ind += cache[key][0]
+        least += cache[key][1]
+    ind /= n
+    least /= n
+    return 100 * bias, 100 * grain, (grain - least) / (ind - least)
+
+
+def printed_metrics(stdout):
+    got = {}
+    for line in stdout.splitlines():
+        key, _, val = line.partition(": ")
+        if key in ("bias", "grain", "overlap"):
+            got[key] = float(val.split()[0])
+    return got
+
+
+def case_metrics(ht):
+    ramp("ramp.ppm")
+    noise("in.ppm")
+    for img, args in [("ramp.ppm", ["--color", "plane-dependent", "--interplane", "0.2"]),
+                      ("ramp.ppm", ["--color", "per-channel"]),
+                      ("in.ppm", ["--color", "plane-dependent", "--interplane", "0.3,0.1", "--levels", "2,3,2"])]:
+        p = run(ht, *args, "--metrics", img, "out.ppm")
+        got = printed_metrics(p.stdout)
+        check(set(got) == {"bias", "grain", "overlap"}, "%s: --metrics printed %s" % (args, p.stdout.strip()))
+        check("mean tone error" in p.stdout, "%s: no tone error: %s" % (args, p.stdout.strip()))
+        inp, out = read_pnm(img), read_pnm("out.ppm")
+        n = inp.width * inp.height
+        levels = [2, 3, 2] if "--levels" in args else [2, 2, 2]
+        amounts = [[inp.samples[3 * i + c] * 257 / 65535 for c in range(3)] for i in range(n)]
+        lv = [[round(out.samples[3 * i + c] * (levels[c] - 1) / 255) for c in range(3)] for i in range(n)]
+        want = color_metrics(amounts, lv, levels)
+        for k, w in zip(("bias", "grain", "overlap"), want):
+            check(abs(got[k] - w) < 1e-3, "%s: %s printed %.4f, computed here %.4f" % (args, k, got[k], w))
+        if args[1] == "per-channel":
+            g_pc = got["grain"]
+        elif img == "ramp.ppm":
+            g_pd = got["grain"]
+    check(g_pd < g_pc / 4, "grain %.2f %% with --interplane 0.2, %.2f %% per-channel" % (g_pd, g_pc))
+    # cmyk: the inks against the input separated here (docs/color.md)
+    p = run(ht, "--color", "cmyk", "--black", "0.5", "--interplane", "0.2", "--separations", "k", "--metrics",
+            "in.ppm", "cm.ppm")
+    got = printed_metrics(p.stdout)
+    check(set(got) == {"bias", "grain", "overlap"}, "cmyk: --metrics printed %s" % p.stdout.strip())
+    inp = read_pnm("in.ppm")
+    n = inp.width * inp.height
+    inks = [read_pnm("k-%s.pbm" % c).samples for c in "cmyk"]
+    kq = int(0.5 * 65536 + 0.5)
+    amounts, lv = [], []
+    for i in range(n):
+        cmy = [65535 - inp.samples[3 * i + c] * 257 for c in range(3)]
+        k = (min(cmy) * kq + 32768) >> 16
+        amounts.append([(v - k) / 65535 for v in cmy] + [k / 65535])
+        lv.append([1 if inks[c][i] == 0 else 0 for c in range(4)])  # PBM 0 = black = ink
+    want = color_metrics(amounts, lv, [2, 2, 2, 2])
+    for k, w in zip(("bias", "grain", "overlap"), want):
+        check(abs(got[k] - w) < 1e-3, "cmyk: %s printed %.4f, computed here %.4f" % (k, got[k], w))
+    # gray output: no colour metrics
+    p = run(ht, "--metrics", "ramp.ppm", "g.pbm")
+    check("grain" not in p.stdout and "mean tone error" in p.stdout, "gray: %s" % p.stdout.strip())
 
 
 def main():
