@@ -29,6 +29,7 @@
  */
 #include "halftone.h"
 #include "halftone-mpi.h"
+#include "cli-args.h"
 #include "imageio.h"
 
 #include <errno.h>
@@ -129,17 +130,6 @@ static int usage_error(const char *fmt, ...)
   return EXIT_USAGE;
 }
 
-static bool parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-  if (!s || !*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 18)
-    return false;
-  long long v = strtoll(s, NULL, 10);
-  if (v < lo || v > hi)
-    return false;
-  *out = v;
-  return true;
-}
-
 enum { OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_THREADS, OPT_ROWS, OPT_CHUNK, OPT_METRICS,
        OPT_BENCH, OPT_FORCE, OPT_VERSION, OPT_HELP };
 
@@ -172,21 +162,21 @@ static int parse_args(int argc, char **argv, options *o)
     case OPT_ALGORITHM: o->algorithm = optarg; break;
     case OPT_COEFFICIENTS: o->coefficients = optarg; break;
     case OPT_LEVELS:
-      if (!parse_int64(optarg, 2, 256, &v))
+      if (!cli_parse_int64(optarg, 2, 256, &v))
         return usage_error("--levels must be a whole number 2..256, not '%s'", optarg);
       o->levels = (int)v;
       break;
     case OPT_THREADS:
-      if (!parse_int64(optarg, 1, 1024, &v))
+      if (!cli_parse_int64(optarg, 1, 1024, &v))
         return usage_error("--threads must be a whole number 1..1024 (threads per rank), not '%s'", optarg);
       o->threads = (int)v;
       break;
     case OPT_ROWS:
-      if (!parse_int64(optarg, 1, HT_MAX_SIDE, &o->rows))
+      if (!cli_parse_int64(optarg, 1, HT_MAX_SIDE, &o->rows))
         return usage_error("--rows must be a whole number 1..%lld, not '%s'", (long long)HT_MAX_SIDE, optarg);
       break;
     case OPT_CHUNK:
-      if (!parse_int64(optarg, 1, HT_MAX_SIDE, &o->chunk))
+      if (!cli_parse_int64(optarg, 1, HT_MAX_SIDE, &o->chunk))
         return usage_error("--chunk must be a whole number 1..%lld, not '%s'", (long long)HT_MAX_SIDE, optarg);
       break;
     case OPT_METRICS: o->metrics = true; break;
@@ -202,19 +192,16 @@ static int parse_args(int argc, char **argv, options *o)
       if (rank == 0)
         print_help(stdout);
       return 0;
-    case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-    default:
-      if (optopt)
-        return usage_error("unknown option '-%c'", optopt);
-      return usage_error("unknown option '%s'", argv[optind - 1]);
+    default: {
+      char msg[128];
+      cli_option_message(c, argv, msg, sizeof msg);
+      return usage_error("%s", msg);
+    }
     }
   }
-  int rest = argc - optind;
-  if (rest != 2)
-    return usage_error(rest < 2 ? "expected INPUT and OUTPUT file names, got %d name(s)"
-                                : "expected INPUT and OUTPUT file names only, got %d names", rest);
-  o->input = argv[optind];
-  o->output = argv[optind + 1];
+  char msg[128];
+  if (!cli_two_files(argc, argv, &o->input, &o->output, msg, sizeof msg))
+    return usage_error("%s", msg);
   return -1;
 }
 
@@ -228,17 +215,11 @@ static int setup(const options *o, ht_params *p, ht_context **ctx)
                                       : ht_choice_by_value(HT_LIST_FILTERS, (int)p->filter.id);
   if (!alg)
     return usage_error("--algorithm: unknown filter '%s'", o->algorithm);
-  if (alg->value == HT_FILTER_CUSTOM) {
-    if (!o->coefficients)
-      return usage_error("--algorithm custom needs --coefficients, e.g. \"- * 7; 3 5 1 / 16\"");
-    char msg[256];
-    if (ht_filter_parse(o->coefficients, &p->filter, msg, sizeof msg) != HT_OK)
-      return usage_error("--coefficients: %s", msg);
-  } else {
-    if (o->coefficients)
-      return usage_error("--coefficients goes with --algorithm custom only, not with %s", alg->name);
+  char msg[320];
+  if (!cli_coefficients(alg, o->coefficients, &p->filter, msg, sizeof msg))
+    return usage_error("%s", msg);
+  if (alg->value != HT_FILTER_CUSTOM)
     p->filter = *ht_filter_builtin((ht_filter_id)alg->value);
-  }
   *ctx = ht_context_new();
   if (!*ctx) {
     say("out of memory");

@@ -16,6 +16,7 @@
  * straight into the output file's buffer, which goes out in one write.
  */
 #include "halftone.h"
+#include "cli-args.h"
 #include "imageio.h"
 
 #include <errno.h>
@@ -608,19 +609,16 @@ static int parse_args(int argc, char **argv, options *o)
     case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':
     case OPT_HELP: print_help(stdout); return 0;
-    case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-    default:
-      if (optopt)
-        return usage_error("unknown option '-%c'", optopt);
-      return usage_error("unknown option '%s'", argv[optind - 1]);
+    default: {
+      char msg[128];
+      cli_option_message(c, argv, msg, sizeof msg);
+      return usage_error("%s", msg);
+    }
     }
   }
-  int rest = argc - optind;
-  if (rest != 2)
-    return usage_error(rest < 2 ? "expected INPUT and OUTPUT file names, got %d name(s)"
-                                : "expected INPUT and OUTPUT file names only, got %d names", rest);
-  o->input = argv[optind];
-  o->output = argv[optind + 1];
+  char msg[128];
+  if (!cli_two_files(argc, argv, &o->input, &o->output, msg, sizeof msg))
+    return usage_error("%s", msg);
   return -1;
 }
 
@@ -799,15 +797,9 @@ static int setup(const options *o, ht_params *params, ht_context **ctx_out, noti
   int rc = search_options(o, params, alg->name);
   if (rc >= 0)
     return rc;
-  if (alg->value == HT_FILTER_CUSTOM) {
-    if (!o->coefficients)
-      return usage_error("--algorithm custom needs --coefficients, e.g. \"- * 7; 3 5 1 / 16\"");
-    char msg[256];
-    if (ht_filter_parse(o->coefficients, &params->filter, msg, sizeof msg) != HT_OK)
-      return usage_error("--coefficients: %s", msg);
-  } else if (o->coefficients) {
-    return usage_error("--coefficients goes with --algorithm custom only, not with %s", alg->name);
-  }
+  char msg[320];
+  if (!cli_coefficients(alg, o->coefficients, &params->filter, msg, sizeof msg))
+    return usage_error("%s", msg);
   if (o->nplane_levels > 0 && o->color == HT_COLOR_LUMA)
     return usage_error("--levels with one value per colour plane needs --color per-channel, plane-dependent or "
                        "cmyk");

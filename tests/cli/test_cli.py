@@ -62,9 +62,17 @@ class Env:
         return out
 
     def need_png(self):
-        rc, _, err = self.run("--quiet", self.fixture("tiny-rgba.png"), self.path("probe.pgm"))
-        if rc != 0 and "no PNG support" in err:
+        if not self.has_png():
             raise Skip("this build has no PNG support")
+
+    def has_png(self):
+        """Whether the tool reads PNG; leaves no file behind (cases that
+        count the folder's files call it too)."""
+        probe = self.path("probe.pgm")
+        rc, _, err = self.run("--quiet", self.fixture("tiny-rgba.png"), probe)
+        if os.path.exists(probe):
+            os.unlink(probe)
+        return not (rc != 0 and "no PNG support" in err)
 
     def listing(self):
         return sorted(os.listdir(self.dir))

@@ -1,0 +1,64 @@
+/* Command-line pieces shared by halftone and halftone-mpi (cli-args.h). */
+#include "cli-args.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cli_parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+  /* 18 digits and fewer always fit an int64_t */
+  if (!s || !*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 18)
+    return false;
+  long long v = strtoll(s, NULL, 10);
+  if (v < lo || v > hi)
+    return false;
+  *out = v;
+  return true;
+}
+
+void cli_option_message(int c, char **argv, char *msg, size_t n)
+{
+  if (c == ':')
+    snprintf(msg, n, "option '%s' needs a value", argv[optind - 1]);
+  else if (optopt)
+    snprintf(msg, n, "unknown option '-%c'", optopt);
+  else
+    snprintf(msg, n, "unknown option '%s'", argv[optind - 1]);
+}
+
+bool cli_two_files(int argc, char **argv, const char **input, const char **output, char *msg, size_t n)
+{
+  const int rest = argc - optind;
+  if (rest != 2) {
+    snprintf(msg, n,
+             rest < 2 ? "expected INPUT and OUTPUT file names, got %d name(s)"
+                      : "expected INPUT and OUTPUT file names only, got %d names",
+             rest);
+    return false;
+  }
+  *input = argv[optind];
+  *output = argv[optind + 1];
+  return true;
+}
+
+bool cli_coefficients(const ht_choice *alg, const char *coefficients, ht_filter *filter, char *msg, size_t n)
+{
+  if (alg->value != HT_FILTER_CUSTOM) {
+    if (!coefficients)
+      return true;
+    snprintf(msg, n, "--coefficients goes with --algorithm custom only, not with %s", alg->name);
+    return false;
+  }
+  if (!coefficients) {
+    snprintf(msg, n, "--algorithm custom needs --coefficients, e.g. \"- * 7; 3 5 1 / 16\"");
+    return false;
+  }
+  char why[256];
+  if (ht_filter_parse(coefficients, filter, why, sizeof why) != HT_OK) {
+    snprintf(msg, n, "--coefficients: %s", why);
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,30 @@
+/* Command-line pieces that halftone and halftone-mpi share, so that the
+ * two tools take and refuse the same things in the same words. Each
+ * function writes its refusal into msg; the tool prints it its own way
+ * (halftone-mpi only on rank 0). */
+#ifndef HT_CLI_ARGS_H
+#define HT_CLI_ARGS_H
+
+#include "halftone.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A whole number written as digits only (strtol alone would also take
+ * " 4" and "+3"), lo..hi. */
+bool cli_parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* The refusal for what getopt_long returned as ':' (a value missing) or
+ * '?' (an unknown option); reads optind and optopt. */
+void cli_option_message(int c, char **argv, char *msg, size_t n);
+
+/* INPUT and OUTPUT: exactly two names after the options (optind on). */
+bool cli_two_files(int argc, char **argv, const char **input, const char **output, char *msg, size_t n);
+
+/* --coefficients against the chosen filter `alg` (of HT_LIST_FILTERS or
+ * HT_LIST_ALGORITHMS): parsed into *filter for "custom", which needs
+ * them; refused with any other. */
+bool cli_coefficients(const ht_choice *alg, const char *coefficients, ht_filter *filter, char *msg, size_t n);
+
+#endif
