@@ -1,0 +1,79 @@
+/* The halftone CLI's own pieces, shared by its files: halftone.c (the
+ * run), halftone-args.c (the command line into parameters) and
+ * halftone-help.c (--help). Not part of the library. */
+#ifndef HT_HALFTONE_CLI_H
+#define HT_HALFTONE_CLI_H
+
+#include "halftone.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define EXIT_USAGE 2
+
+typedef struct {
+  const char *input, *output;
+  const char *algorithm, *coefficients;
+  int levels;
+  int plane_levels[HT_MAX_PLANES]; /* --levels N,N,N[,N]              */
+  int nplane_levels;                /* how many; 0 for --levels N      */
+  bool serpentine;
+  ht_color_mode color;
+  ht_backend backend;
+  int threads;
+  int variant;
+  bool metrics;
+  int bench;
+  bool force;
+  bool quiet;
+  double dpi;        /* --dpi, 0: the input's                           */
+  int format;        /* --format: an hti_kind, or -1                     */
+  int compression;   /* --compression: an hti_compression, or -1         */
+  /* the search methods' options; `given` has a bit for each one on the
+   * command line (GIVEN_*), so that one given with a method that does
+   * not use it is refused */
+  int window, eye_radius, max_rounds, init, schedule;
+  double sigma;
+  uint64_t seed;
+  unsigned given;
+  /* plane-dependent colour (docs/color.md) */
+  double forward, backward; /* --interplane F[,B]                  */
+  double randomize;         /* --randomize A                       */
+  double black;             /* --black A                           */
+  const char *separations;  /* --separations PREFIX                */
+} options;
+
+enum { GIVEN_WINDOW = 1, GIVEN_SIGMA = 2, GIVEN_EYE_RADIUS = 4, GIVEN_INIT = 8, GIVEN_SEED = 16,
+       GIVEN_SCHEDULE = 32, GIVEN_MAX_ROUNDS = 64, GIVEN_COLOR_OPTS = 128 };
+
+/* Notices wait until the end: a run that then fails prints its error
+ * line alone. */
+typedef struct {
+  char text[6][512];
+  int count;
+} notices;
+
+/* One line "halftone: ..." on stderr. */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same with "(see halftone --help)"; returns EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void notice_add(notices *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The names of `list` as "a, b or c" (a static buffer). */
+const char *names_or(ht_list list);
+void print_help(FILE *f);
+
+/* Returns -1 to go on, else the exit status. */
+int parse_args(int argc, char **argv, options *o);
+/* The parameters and a context for the options (ht_check included);
+ * returns -1 to go on, else the exit status. */
+int setup(const options *o, ht_params *params, ht_context **ctx_out, notices *notes);
+
+static inline int quit(ht_context *ctx, int rc)
+{
+  ht_context_free(ctx);
+  return rc;
+}
+
+#endif

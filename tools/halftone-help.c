@@ -1,0 +1,261 @@
+/* halftone --help: fixed text, and the lists of names, which come from
+ * the library (ht_choices). */
+#include "halftone-cli.h"
+
+#include <string.h>
+
+/* The help: fixed text, and the lists of names, which come from the
+ * library (ht_choices), so that a filter, implementation or backend
+ * added there appears here by itself. */
+static const char help_head[] =
+  "Usage: halftone [OPTIONS] INPUT OUTPUT\n"
+  "\n"
+  "Turns a continuous-tone image into a halftone (black and white, or a few\n"
+  "levels) by error diffusion, or into black and white by a search for the\n"
+  "binary image that, seen through a model of the eye, is nearest the input\n"
+  "(les, pes, dbs). Every backend, variant and thread count gives exactly\n"
+  "the same pixels; they differ only in speed.\n"
+  "\n"
+  "INPUT   PGM or PPM (P5/P6 8- or 16-bit, P2/P3 plain, any maxval), PBM (P4),\n"
+  "        PAM (P7: gray, RGB, with or without alpha),\n"
+  "        PNG (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bit),\n"
+  "        TIFF (1/2/4/8/16-bit gray, RGB(A), CMYK(A), any compression, strips\n"
+  "        or tiles; the first page of several), or JPEG (gray, colour, CMYK).\n"
+  "        CMYK becomes RGB by R = (1-C)(1-K) etc., without colour management.\n"
+  "        - reads standard input (the format told by its first bytes).\n"
+  "OUTPUT  the extension (or --format) picks the format:\n"
+  "          .pbm  packed 1-bit (2 levels, one plane)\n"
+  "          .pgm  8-bit gray      .ppm  8-bit RGB (with --color per-channel)\n"
+  "          .png  gray/RGB, alpha kept; 1-bit when black and white\n"
+  "          .tif  as .png; 1-bit with CCITT Group 4 compression, else Deflate\n"
+  "        - writes standard output (needs --format; refused on a terminal);\n"
+  "        what --metrics and --bench print then goes to stderr.\n"
+  "        /dev/null: nothing is written (e.g. with --bench or --metrics)\n"
+  "        PNG and TIFF keep the input's resolution (dpi) and its ICC profile\n"
+  "        where the profile fits the output (gray or RGB).\n"
+  "        An existing output keeps its mode; a symbolic link keeps pointing\n"
+  "        to the file it names, which is replaced. The output cannot be the\n"
+  "        input file (under any name).\n"
+  "\n"
+  "Options:\n";
+
+static const char help_tail[] =
+  "  --format NAME       pbm, pgm, ppm, png or tiff: the output's format, for\n"
+  "                      OUTPUT - or a name without its extension\n"
+  "  --dpi N             the resolution written into PNG and TIFF output, in\n"
+  "                      dots per inch (1..100000); default: the input's\n"
+  "  --compression NAME  TIFF output: g4 (CCITT Group 4, 1-bit only), deflate,\n"
+  "                      lzw or none; default g4 for black and white, else\n"
+  "                      deflate\n"
+  "  --metrics           print the mean tone error and the HVS error (mean\n"
+  "                      |G*input - G*output|, 7x7 Gaussian, sigma 1), both in\n"
+  "                      0..255 units, to stdout; for les, pes and dbs (and for\n"
+  "                      error diffusion given --sigma or --eye-radius) also the\n"
+  "                      eye error, mean |input - V*output| with the run's eye\n"
+  "                      model V (what the search minimises; the input stands\n"
+  "                      in for pixels beyond the edge), and the rounds taken;\n"
+  "                      for colour output (per-channel, plane-dependent,\n"
+  "                      cmyk) also bias and grain in percent (Zhang et al.:\n"
+  "                      dots missing or in excess per colorant, pixels with\n"
+  "                      two or more colorants) and overlap (0: only the\n"
+  "                      overlap the tones need, 1: as independent planes)\n"
+  "  --bench N           run the halftoning alone N times and print the\n"
+  "                      minimum and median time and ns per pixel\n"
+  "  --force             replace an existing output file that is read-only\n"
+  "  --quiet             no notices on stderr (errors are still printed)\n"
+  "  --version           print the version and exit\n"
+  "  --help              print this help and exit\n"
+  "\n"
+  "Examples:\n"
+  "  halftone photo.png out.pbm\n"
+  "  halftone --algorithm jarvis-judice-ninke photo.pgm out.png\n"
+  "  halftone --levels 4 --color per-channel photo.png out.png\n"
+  "  halftone --levels 4,4,2 --color per-channel photo.png out.png\n"
+  "  halftone --algorithm custom --coefficients \"- * 7; 3 5 1 / 16\" in.pgm out.pbm\n"
+  "  halftone --metrics --bench 5 big.pgm out.pbm\n"
+  "  halftone --dpi 1200 photo.jpg plate.tif     (1-bit G4 TIFF at 1200 dpi)\n"
+  "  convert photo.jpg pgm:- | halftone - --format png - > out.png\n"
+  "  halftone --algorithm dbs --metrics photo.png out.png\n"
+  "  halftone --algorithm les --window 3 --init random --seed 7 photo.pgm out.pbm\n"
+  "\n"
+  "Search methods: les and pes try the black-and-white patterns of every\n"
+  "M x M window (pes only those with about as many white pixels as it has),\n"
+  "dbs toggles single pixels and swaps neighbours, each keeping what brings\n"
+  "the image seen through the eye model nearer the input, in rounds until a\n"
+  "round changes nothing. They give 2 levels only; a colour image's luma, or\n"
+  "with --color per-channel every channel, is searched. dbs takes about a\n"
+  "second per megapixel and core, les with the default window minutes; on a\n"
+  "terminal a progress line shows how far a run is, and Ctrl-C stops it\n"
+  "without writing anything.\n"
+  "\n"
+  "Alpha: PNG output keeps the input's alpha channel; PBM/PGM/PPM have none\n"
+  "and drop it. Exit status: 0 done, 1 failed, 2 bad command line. On any\n"
+  "failure no output file is written and an existing one is left as it was.\n";
+
+#define HELP_WIDTH 79 /* columns of the help                              */
+#define HELP_TEXT 22  /* where an option's description starts            */
+
+/* Writes `text` from column `col`, where the cursor is, wrapping at
+ * HELP_WIDTH onto lines indented by `indent`; ends the line. A "quoted
+ * example" is kept on one line. */
+static void help_wrap(FILE *f, int col, int indent, const char *text)
+{
+  bool line_start = true;
+  for (const char *p = text; *p;) {
+    while (*p == ' ')
+      p++;
+    if (!*p)
+      break;
+    int len = 0;
+    for (bool quoted = false; p[len] && (quoted || p[len] != ' '); len++)
+      quoted ^= p[len] == '"';
+    if (!line_start && col + 1 + len > HELP_WIDTH) {
+      fprintf(f, "\n%*s", indent, "");
+      col = indent;
+      line_start = true;
+    }
+    if (!line_start) {
+      fputc(' ', f);
+      col++;
+    }
+    fwrite(p, 1, (size_t)len, f);
+    col += len;
+    p += len;
+    line_start = false;
+  }
+  fputc('\n', f);
+}
+
+/* "  --option ARG        text", the text wrapped. */
+static void help_option(FILE *f, const char *option, const char *text)
+{
+  int col = fprintf(f, "  %-*s", HELP_TEXT - 4, option);
+  if (col > HELP_TEXT - 2) { /* a long option: its text on the next line */
+    fprintf(f, "\n%*s", HELP_TEXT, "");
+    col = HELP_TEXT;
+  } else {
+    fprintf(f, "  ");
+    col += 2;
+  }
+  help_wrap(f, col, HELP_TEXT, text);
+}
+
+/* "  --option ARG        what, default NAME:" and the entries
+ * of `list` under it, one a line: name, then its sentence. */
+static void help_list(FILE *f, const char *option, const char *what, ht_list list, int value_default)
+{
+  char text[256];
+  const ht_choice *d = ht_choice_by_value(list, value_default);
+  snprintf(text, sizeof text, "%s, default %s:", what, d ? d->name : "none");
+  help_option(f, option, text);
+  int n = 0, width = 0;
+  const ht_choice *c = ht_choices(list, &n);
+  for (int i = 0; i < n; i++)
+    if ((int)strlen(c[i].name) > width)
+      width = (int)strlen(c[i].name);
+  for (int i = 0; i < n; i++) {
+    int col = fprintf(f, "%*s%-*s  ", HELP_TEXT + 2, "", width, c[i].name);
+    help_wrap(f, col, col, c[i].help[0] ? c[i].help : c[i].label);
+  }
+}
+
+/* The names of `list` whose entries pass `keep` (all for NULL), joined
+ * with ", " (the last with `last_sep` where not NULL: "a, b or c") into
+ * buf. */
+static void list_names(char *buf, size_t size, ht_list list, bool (*keep)(const ht_choice *), const char *last_sep)
+{
+  int n = 0, kept = 0, total = 0;
+  const ht_choice *c = ht_choices(list, &n);
+  for (int i = 0; i < n; i++)
+    total += !keep || keep(&c[i]);
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && len < size; i++) {
+    if (keep && !keep(&c[i]))
+      continue;
+    const char *sep = kept == 0 ? "" : kept == total - 1 && last_sep ? last_sep : ", ";
+    int w = snprintf(buf + len, size - len, "%s%s", sep, c[i].name);
+    if (w < 0)
+      break;
+    len += (size_t)w;
+    kept++;
+  }
+}
+
+static bool cpu_variant(const ht_choice *c)
+{
+  return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CPU;
+}
+
+static bool gpu_variant(const ht_choice *c)
+{
+  return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CUDA;
+}
+
+void print_help(FILE *f)
+{
+  ht_params defaults;
+  ht_params_init(&defaults);
+  char names[2048], text[256];
+
+  fputs(help_head, f);
+  help_list(f, "--algorithm NAME", "the error-diffusion filter or the search method", HT_LIST_ALGORITHMS,
+            ht_params_algorithm(&defaults));
+  help_option(f, "--coefficients STR",
+              "the filter for --algorithm custom: rows separated by ';', '*' marks the current pixel, "
+              "'-' a pixel already done, optional '/ DIVISOR' at the end (Floyd-Steinberg is "
+              "\"- * 7; 3 5 1 / 16\")");
+  snprintf(text, sizeof text, "output levels per channel, 2..256 (default %d: black and white)", defaults.levels);
+  help_option(f, "--levels N", text);
+  help_option(f, "--levels N,N,N[,N]", "with --color per-channel: the levels of each colour plane "
+                                       "(R,G,B), one value per plane of the input");
+  help_option(f, "--serpentine", "odd rows right to left; runs sequentially (one thread, variant ed), "
+                                 "never in parallel");
+  help_list(f, "--color MODE", "colour input", HT_LIST_COLOR_MODES, (int)defaults.color);
+  help_option(f, "--interplane F[,B]", "with --color plane-dependent or cmyk: the share of each plane's error "
+                                       "fed forward to the next plane of the same pixel (F) and back to the "
+                                       "previous plane of the next pixel (B, default F), 0..1 each, F + B <= 1 "
+                                       "(default 0: the planes are independent; 0.2 cuts colorant overlap most, "
+                                       "docs/color.md)");
+  help_option(f, "--randomize A", "with --color plane-dependent or cmyk: perturb the error filter's weights per "
+                                  "pixel by up to A (0..1, default 0), their sum kept, from --seed; breaks "
+                                  "periodic textures");
+  snprintf(text, sizeof text, "with --color cmyk: the share of the common part of cyan, magenta and yellow "
+           "printed as black, 0..1 (default %g)", defaults.black);
+  help_option(f, "--black A", text);
+  help_option(f, "--separations PREFIX", "with a colour mode: also write each plane to PREFIX-NAME.pbm (2 levels) "
+                                         "or .pgm, NAME r, g, b (a) or c, m, y, k; dark = ink (cmyk) or 0");
+  help_list(f, "--backend WHICH", "where it runs", HT_LIST_BACKENDS, (int)HT_BACKEND_AUTO);
+  help_option(f, "--threads N", "CPU threads (halftoning and TIFF coding), 0 = every core it may run on (default 0); with other "
+                                "programs busy, fewer can be faster");
+  help_option(f, "--variant NAME", "the implementation; auto (the default) takes the first of the "
+                                   "backend's that can do the job, in this order:");
+  list_names(names, sizeof names, HT_LIST_VARIANTS, cpu_variant, NULL);
+  help_wrap(f, fprintf(f, "%*sCPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
+  list_names(names, sizeof names, HT_LIST_VARIANTS, gpu_variant, NULL);
+  if (names[0])
+    help_wrap(f, fprintf(f, "%*sGPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
+  fputs("\nSearch methods (--algorithm les, pes or dbs; docs/search.md):\n", f);
+  snprintf(text, sizeof text, "les and pes: the side of the M x M windows searched, 1..%d (default %d); "
+           "each step up multiplies les's time by about 2^(2M+1)", HT_SEARCH_WINDOW_MAX, defaults.window);
+  help_option(f, "--window M", text);
+  snprintf(text, sizeof text, "the eye model: standard deviation of its Gaussian in pixels, 0.25..4 "
+           "(default %g)", defaults.eye.sigma);
+  help_option(f, "--sigma S", text);
+  snprintf(text, sizeof text, "the eye model covers (2R+1) x (2R+1) pixels, 1..%d (default %d)", HT_EYE_MAX_RADIUS,
+           defaults.eye.radius);
+  help_option(f, "--eye-radius R", text);
+  help_list(f, "--init NAME", "the image the search starts from", HT_LIST_INITS, (int)defaults.init);
+  help_option(f, "--seed N", "with --init random: the key of its random numbers, 0..18446744073709551615 "
+                             "(default 0); the same seed gives the same image");
+  help_list(f, "--schedule NAME", "the order of the windows", HT_LIST_SCHEDULES, (int)defaults.schedule);
+  help_option(f, "--max-rounds N", "stop after N rounds; 0 (the default): when a round changes nothing");
+  fputs(help_tail, f);
+}
+
+const char *names_or(ht_list list)
+{
+  static char buf[1024];
+  list_names(buf, sizeof buf, list, NULL, " or ");
+  return buf;
+}
