@@ -119,16 +119,24 @@ HT_SX_INLINE cand best_of(const ht_sx *s, ht_sx_scratch *w, ht_sx_region *R, con
   frame st[HT_SX_MAX_BITS + 1];
   int sp = 0;
   st[0] = (frame){ (int8_t)n, (int8_t)k, 0, 0 };
+  /* a block of one pattern (t = 0 or t = j) is visited where it would be
+   * pushed, without a frame */
+#define VISIT()                                                                                                       \
+  do {                                                                                                                 \
+    const cand c_ = { x, d };                                                                                          \
+    if (replaces(c_, best, cur))                                                                                       \
+      best = c_;                                                                                                       \
+  } while (0)
+  if (k == 0 || k == n) {
+    VISIT();
+    sp = -1;
+  }
   while (sp >= 0) {
     frame *f = &st[sp];
     const int j = f->j, t = f->t;
     int out = -1, in = -1; /* a swap: out turns black, in white */
-    if (t == 0 || t == j) { /* one pattern */
-      const cand c = { x, d };
-      if (replaces(c, best, cur))
-        best = c;
-      sp--;
-    } else if (f->half == 0) {
+    bool leaf = false;     /* the swap enters a block of one pattern */
+    if (f->half == 0) {
       bool skip = false;
 #ifndef HT_SX_NO_BOUNDS /* for measurements of what the bounds save */
       skip = j >= MIN_FREE && !(j & 1) && ((t > 1 && t < j - 1) || j >= MIN_PATTERNS) &&
@@ -142,7 +150,11 @@ HT_SX_INLINE cand best_of(const ht_sx *s, ht_sx_scratch *w, ht_sx_region *R, con
         /* forward: R(j-1, t), then R(j-1, t-1) reversed; reversed:
          * R(j-1, t-1) (j - 1 white), then R(j-1, t) reversed */
         f->half = 1;
-        st[++sp] = (frame){ (int8_t)(j - 1), (int8_t)(f->rev ? t - 1 : t), 0, 0 };
+        const int tc = f->rev ? t - 1 : t;
+        if (tc == 0 || tc == j - 1)
+          VISIT();
+        else
+          st[++sp] = (frame){ (int8_t)(j - 1), (int8_t)tc, 0, 0 };
       }
     } else if (f->half == 1) {
       /* the last of the first half to the first of the second: pixel
@@ -151,12 +163,19 @@ HT_SX_INLINE cand best_of(const ht_sx *s, ht_sx_scratch *w, ht_sx_region *R, con
       out = f->rev ? j - 1 : a;
       in = f->rev ? a : j - 1;
       f->half = 2;
-      st[++sp] = (frame){ (int8_t)(j - 1), (int8_t)(f->rev ? t : t - 1), 1, 0 };
+      const int tc = f->rev ? t : t - 1;
+      if (tc == 0 || tc == j - 1)
+        leaf = true;
+      else
+        st[++sp] = (frame){ (int8_t)(j - 1), (int8_t)tc, 1, 0 };
     } else
       sp--;
     if (out >= 0)
       d += ht_sx_flip_all(R, reg, &x, 1u << out | 1u << in, cnt);
+    if (leaf)
+      VISIT();
   }
+#undef VISIT
   *state = x;
   *sum = d;
   return best;
