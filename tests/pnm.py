@@ -227,7 +227,7 @@ def _png_chunks(path):
         data = f.read()
     if data[:8] != PNG_SIGNATURE:
         raise FormatError("%s: not a PNG" % path)
-    pos, idat, hdr = 8, b"", None
+    pos, idat, hdr = 8, [], None
     while pos + 12 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos:pos + 8])
         body = data[pos + 8:pos + 8 + length]
@@ -237,13 +237,13 @@ def _png_chunks(path):
         if kind == b"IHDR":
             hdr = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
-            idat += body
+            idat.append(body)  # joined once: += on bytes copies all so far
         elif kind == b"IEND":
             break
         pos += 12 + length
     if hdr is None:
         raise FormatError("%s: no IHDR chunk" % path)
-    return hdr, idat
+    return hdr, b"".join(idat)
 
 
 def png_idat(path):
