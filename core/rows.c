@@ -44,6 +44,22 @@ static void load_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, int32_t
       dst[i] = sample_fx(r, row, x0 + i, r->in_channel);
     return;
   }
+  /* Luma. 8-bit RGB(A) and float RGB(A), what GIMP layers hold, get
+   * their own loops: the per-sample format switch costs more than the
+   * halftone itself (the GEGL op's bands, BENCHMARKS.md). Same values. */
+  const size_t ch = (size_t)r->in_channels;
+  if (r->in_format == HT_FORMAT_U8) {
+    const uint8_t *p = row + (size_t)x0 * ch;
+    for (int64_t i = 0; i < n; i++, p += ch)
+      dst[i] = luma_fx(ht_fx_from_u8(p[0]), ht_fx_from_u8(p[1]), ht_fx_from_u8(p[2]));
+    return;
+  }
+  if (r->in_format == HT_FORMAT_F32) {
+    const float *p = (const float *)(const void *)row + (size_t)x0 * ch;
+    for (int64_t i = 0; i < n; i++, p += ch)
+      dst[i] = luma_fx(fx_from_f32(p[0]), fx_from_f32(p[1]), fx_from_f32(p[2]));
+    return;
+  }
   for (int64_t i = 0; i < n; i++)
     dst[i] = luma_fx(sample_fx(r, row, x0 + i, 0), sample_fx(r, row, x0 + i, 1), sample_fx(r, row, x0 + i, 2));
 }
