@@ -27,7 +27,9 @@ static inline int32_t sample_fx(const ht_rows *r, const uint8_t *row, int64_t x,
 /* Rec. 709 luma of the stored values, weights in 1/65536 summing to 1. */
 static inline int32_t luma_fx(int32_t r, int32_t g, int32_t b)
 {
-  return (int32_t)((13933 * (int64_t)r + 46871 * (int64_t)g + 4732 * (int64_t)b + 32768) >> 16);
+  /* stored values are 0..65535, so the sum stays below 65536 * 65535 +
+   * 32768 < 2^32: 32-bit unsigned arithmetic is exact and vectorises */
+  return (int32_t)((13933u * (uint32_t)r + 46871u * (uint32_t)g + 4732u * (uint32_t)b + 32768u) >> 16);
 }
 
 static void load_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, int32_t *dst)
@@ -74,8 +76,13 @@ static void store_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, const 
       for (int64_t i = 0; i < n; i++)
         row[i] = (uint8_t)r->lut[lv[i]];
     } else {
-      for (int64_t i = 0; i < n; i++)
-        row[(size_t)(x0 + i) * (size_t)r->out_channels + (size_t)r->out_channel] = (uint8_t)r->lut[lv[i]];
+      /* locals: a byte store may alias r's fields, which would be read
+       * again at every pixel */
+      const size_t ch = (size_t)r->out_channels;
+      const uint16_t *lut = r->lut;
+      uint8_t *o = row + (size_t)x0 * ch + (size_t)r->out_channel;
+      for (int64_t i = 0; i < n; i++, o += ch)
+        *o = (uint8_t)lut[lv[i]];
     }
     break;
   case HT_FORMAT_U16: {
@@ -162,6 +169,15 @@ void ht_rows_copy_alpha(const ht_image *in, ht_image *out)
   for (int64_t y = 0; y < in->height; y++) {
     const uint8_t *ri = (const uint8_t *)in->data + (size_t)y * in->stride;
     uint8_t *ro = (uint8_t *)out->data + (size_t)y * out->stride;
+    if (in->format == HT_FORMAT_U8 && out->format == HT_FORMAT_U8) {
+      /* (v * 257 + 128) / 257 is v: a plain byte copy */
+      const size_t si = (size_t)in->channels, so = (size_t)out->channels;
+      const uint8_t *a = ri + ci;
+      uint8_t *b = ro + co;
+      for (int64_t x = 0; x < in->width; x++, a += si, b += so)
+        *b = *a;
+      continue;
+    }
     for (int64_t x = 0; x < in->width; x++) {
       size_t ii = (size_t)x * (size_t)in->channels + (size_t)ci;
       size_t io = (size_t)x * (size_t)out->channels + (size_t)co;
