@@ -4,13 +4,19 @@
 #include <math.h>
 #include <string.h>
 
+/* f * 65535 rounded to a float, then to the nearest integer, ties to
+ * even (lrintf in the default rounding mode); 0 for NaN and below 0,
+ * HT_FX_ONE from 1 on. Branch-free so that rows of floats vectorise: the
+ * product is exact in double and rounded to float by the cast (which no
+ * multiply-add contraction crosses), and adding 1.5 * 2^23 leaves the
+ * rounded integer in a float whose unit in the last place is 1 (exact
+ * for values below 2^22). */
 static inline int32_t fx_from_f32(float f)
 {
-  if (!(f > 0.0f))
-    return 0;
-  if (f >= 1.0f)
-    return HT_FX_ONE;
-  return (int32_t)lrintf(f * (float)HT_FX_ONE);
+  float x = f > 0.0f ? f : 0.0f;
+  x = x < 1.0f ? x : 1.0f;
+  const float y = (float)((double)x * (double)HT_FX_ONE);
+  return (int32_t)((y + 12582912.0f) - 12582912.0f);
 }
 
 static inline int32_t sample_fx(const ht_rows *r, const uint8_t *row, int64_t x, int c)
