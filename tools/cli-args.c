@@ -18,29 +18,35 @@ bool cli_parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out)
   return true;
 }
 
-void cli_option_message(int c, char **argv, char *msg, size_t n)
+/* the tools are single-threaded where they parse their options */
+static char refusal[256];
+
+const char *cli_option_message(int c, char **argv)
 {
+  char *msg = refusal;
+  const size_t n = sizeof refusal;
   if (c == ':')
     snprintf(msg, n, "option '%s' needs a value", argv[optind - 1]);
   else if (optopt)
     snprintf(msg, n, "unknown option '-%c'", optopt);
   else
     snprintf(msg, n, "unknown option '%s'", argv[optind - 1]);
+  return refusal;
 }
 
-bool cli_two_files(int argc, char **argv, const char **input, const char **output, char *msg, size_t n)
+const char *cli_two_files(int argc, char **argv, const char **input, const char **output)
 {
   const int rest = argc - optind;
   if (rest != 2) {
-    snprintf(msg, n,
+    snprintf(refusal, sizeof refusal,
              rest < 2 ? "expected INPUT and OUTPUT file names, got %d name(s)"
                       : "expected INPUT and OUTPUT file names only, got %d names",
              rest);
-    return false;
+    return refusal;
   }
   *input = argv[optind];
   *output = argv[optind + 1];
-  return true;
+  return NULL;
 }
 
 bool cli_coefficients(const ht_choice *alg, const char *coefficients, ht_filter *filter, char *msg, size_t n)

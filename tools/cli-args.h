@@ -16,11 +16,13 @@
 bool cli_parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* The refusal for what getopt_long returned as ':' (a value missing) or
- * '?' (an unknown option); reads optind and optopt. */
-void cli_option_message(int c, char **argv, char *msg, size_t n);
+ * '?' (an unknown option); reads optind and optopt. The text lives in a
+ * static buffer until the next call. */
+const char *cli_option_message(int c, char **argv);
 
-/* INPUT and OUTPUT: exactly two names after the options (optind on). */
-bool cli_two_files(int argc, char **argv, const char **input, const char **output, char *msg, size_t n);
+/* INPUT and OUTPUT: exactly two names after the options (optind on).
+ * NULL when there are, else the refusal (a static buffer). */
+const char *cli_two_files(int argc, char **argv, const char **input, const char **output);
 
 /* --coefficients against the chosen filter `alg` (of HT_LIST_FILTERS or
  * HT_LIST_ALGORITHMS): parsed into *filter for "custom", which needs

@@ -297,17 +297,11 @@ int parse_args(int argc, char **argv, options *o)
     case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':
     case OPT_HELP: print_help(stdout); return 0;
-    default: {
-      char msg[128];
-      cli_option_message(c, argv, msg, sizeof msg);
-      return usage_error("%s", msg);
-    }
+    default: return usage_error("%s", cli_option_message(c, argv));
     }
   }
-  char msg[128];
-  if (!cli_two_files(argc, argv, &o->input, &o->output, msg, sizeof msg))
-    return usage_error("%s", msg);
-  return -1;
+  const char *why = cli_two_files(argc, argv, &o->input, &o->output);
+  return why ? usage_error("%s", why) : -1;
 }
 
 void notice_add(notices *n, const char *fmt, ...)
