@@ -74,7 +74,7 @@ int main(void)
     for (int c = 0; c < 3; c++) {
       seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
       /* the corners and edges of the cube too: 0, 1, and random */
-      rgb[c] = i < 8 ? (uint16_t)((i >> c & 1) * 65535) : (uint16_t)(seed >> 48);
+      rgb[c] = (uint16_t)(i < 8 ? (uint64_t)((i >> c & 1) * 65535) : seed >> 48);
       f[c] = (float)(rgb[c] / 65535.0);
     }
     babl_process(lin, f, lin_cmyk, 1);
