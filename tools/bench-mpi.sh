@@ -10,6 +10,8 @@
 #     SIZE     side of the square test image (default 16384)
 #     RANKS    default "1 2 4 8 16"
 #     FILTERS  default "floyd-steinberg jarvis-judice-ninke"
+#   HT_BENCH_MPI_CHECK=1 also writes `halftone`'s result once per filter
+#   and compares every rank count's output with it (cmp).
 #
 # Prints one line per measurement, "name: value", for the tables.
 set -euo pipefail
@@ -38,8 +40,13 @@ for f in $filters; do
   done
   wait
   echo "16 independent stream processes at once ($f): $(sort -n "$work"/c* | tail -1) ms (slowest)"
+  [ -n "${HT_BENCH_MPI_CHECK:-}" ] && "$build/tools/halftone" --algorithm "$f" "$img" "$work/ref.pbm"
   for p in $ranks; do
+    rm -f "$work/out.pbm"
     echo "halftone-mpi -n $p ($f): $("${launch[@]}" -n "$p" "$build/tools/halftone-mpi" --bench --algorithm "$f" "$img" "$work/out.pbm")"
+    if [ -n "${HT_BENCH_MPI_CHECK:-}" ]; then
+      cmp -s "$work/ref.pbm" "$work/out.pbm" && echo "  same bits as halftone" || { echo "  DIFFERENT from halftone"; exit 1; }
+    fi
   done
 done
 # r and k around the defaults, 16 ranks, Floyd-Steinberg
