@@ -20,33 +20,16 @@
  * from the rows above: the rows above the band are the carried ones
  * where the band continues a taller image, zeros above the image, and
  * the band's last rows leave as they are stored. */
-#include "footprint.h"
-#include "diffusion.h"
-#include "levels.h"
-
-#include <stdlib.h>
-#include <string.h>
+#include "register_cache.h"
 
 #define HT_AI static inline __attribute__((always_inline))
-#define PAD 8 /* zero columns either side of a stored row (>= 4)  */
+#define PAD HT_RC_PAD /* zero columns either side of a stored row */
 #define BOXW HT_BOX_WIDTH
 
-/* Weights by offset: q[dy][HT_FILTER_MAX_LEFT + dx] */
-typedef struct {
-  const ht_rows *rows;
-  ht_job *job;
-  ht_weight_box bx;
-  int levels;
-  ht_level_table lt;
-  int32_t *in;
-  uint8_t *lv;
-  /* e rows y, y-1, .., y-HT_FILTER_MAX_DOWN at slot (row mod (MAX_DOWN
-   * + 1)), then the rows above the band: row `up` of them (1 ..
-   * MAX_DOWN) at slot MAX_DOWN + up; `stride` values a row, pads
-   * included */
-  int32_t *ering;
-  size_t stride;
-} ecrc;
+/* c->err: e rows y, y-1, .., y-HT_FILTER_MAX_DOWN at slot (row mod
+ * (MAX_DOWN + 1)), then the rows above the band: row `up` of them (1 ..
+ * MAX_DOWN) at slot MAX_DOWN + up */
+typedef ht_rc ecrc;
 
 
 
@@ -123,10 +106,10 @@ HT_AI ht_status ec_rc_rows(const int L, const int R, const int D, const bool bin
   for (int64_t y = 0; y < h; y++) {
     rows->load(rows, y, 0, rows->width, c->in);
     const int32_t *up[HT_FILTER_MAX_DOWN + 1];
-    int32_t *cur = c->ering + (size_t)(y % nrows) * c->stride + PAD;
+    int32_t *cur = c->err + (size_t)(y % nrows) * c->stride + PAD;
     up[0] = cur;
     for (int dy = 1; dy <= HT_FILTER_MAX_DOWN; dy++)
-      up[dy] = c->ering + (size_t)(y >= dy ? (y - dy) % nrows : HT_FILTER_MAX_DOWN + dy - y) * c->stride + PAD;
+      up[dy] = c->err + (size_t)(y >= dy ? (y - dy) % nrows : HT_FILTER_MAX_DOWN + dy - y) * c->stride + PAD;
     ec_rc_row(L, R, D, binary, c, cur, up);
     int32_t *carry = c->job->carry_out ? ht_job_carry_out_row(c->job, rows->width, h, y) : NULL;
     if (carry)
@@ -153,35 +136,21 @@ static ht_status (*const instances[HT_FOOTPRINT_COUNT][2])(ecrc *) = {
 
 ht_status ht_ec_rc_run(ht_job *job, const ht_rows *rows)
 {
-  const ht_filter *f = &job->filter;
   ecrc c;
-  memset(&c, 0, sizeof c);
-  c.rows = rows;
-  c.job = job;
-  c.levels = job->levels;
-  ht_weight_box_of(f, &c.bx);
-  c.stride = (size_t)rows->width + 2 * PAD;
-  c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
-  c.lv = ht_alloc(job, (size_t)rows->width, 1);
-  c.ering = ht_alloc(job, 2 * (size_t)HT_FILTER_MAX_DOWN + 1, c.stride * sizeof *c.ering);
-  bool lt_ok = ht_level_table_init(&c.lt, job, c.levels);
   ht_status s = HT_OK;
-  if (!c.in || !c.lv || !c.ering || !lt_ok) {
+  if (!ht_rc_open(&c, job, rows, 2 * (size_t)HT_FILTER_MAX_DOWN + 1)) {
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
   for (int up = 1; up <= HT_FILTER_MAX_DOWN; up++) { /* zeros where nothing is carried */
     const int32_t *carried = ht_job_carry_in_row(job, rows->width, up);
     if (carried)
-      memcpy(c.ering + (size_t)(HT_FILTER_MAX_DOWN + up) * c.stride + PAD, carried,
+      memcpy(c.err + (size_t)(HT_FILTER_MAX_DOWN + up) * c.stride + PAD, carried,
              (size_t)rows->width * sizeof *carried);
   }
   ht_job_carry_begin(job, rows->width, rows->height);
-  s = instances[ht_footprint_of(f).index][c.levels == 2](&c);
+  s = instances[ht_footprint_of(&job->filter).index][c.levels == 2](&c);
 out:
-  free(c.in);
-  free(c.lv);
-  free(c.ering);
-  ht_level_table_free(&c.lt);
+  ht_rc_close(&c);
   return s;
 }

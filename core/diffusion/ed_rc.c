@@ -21,29 +21,15 @@
  * order), and leave as the errors of the band's last rows, which only
  * those rows store: they run in instances of their own, so that the
  * other rows' loop stays as it is. */
-#include "footprint.h"
-#include "diffusion.h"
-#include "levels.h"
-
-#include <stdlib.h>
-#include <string.h>
+#include "register_cache.h"
 
 #define HT_AI static inline __attribute__((always_inline))
-#define PAD 8 /* columns either side of a stored row (>= 4)        */
+#define PAD HT_RC_PAD
 #define BOXW HT_BOX_WIDTH
 #define NROWS (HT_FILTER_MAX_DOWN + 1)
 
-typedef struct {
-  const ht_rows *rows;
-  ht_job *job;
-  ht_weight_box bx;
-  int levels;
-  ht_level_table lt;
-  int32_t *in;
-  uint8_t *lv;
-  int32_t *err;   /* NROWS rows of `stride`: error pushed into row y  */
-  size_t stride;
-} edrc;
+/* c->err: NROWS rows, the error pushed into row y at slot (y mod NROWS) */
+typedef ht_rc edrc;
 
 
 
@@ -181,18 +167,8 @@ ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows)
 {
   const ht_filter *f = &job->filter;
   edrc c;
-  memset(&c, 0, sizeof c);
-  c.rows = rows;
-  c.job = job;
-  c.levels = job->levels;
-  ht_weight_box_of(f, &c.bx);
-  c.stride = (size_t)rows->width + 2 * PAD;
-  c.in = ht_alloc(job, (size_t)rows->width, sizeof *c.in);
-  c.lv = ht_alloc(job, (size_t)rows->width, 1);
-  c.err = ht_alloc(job, NROWS, c.stride * sizeof *c.err);
-  bool lt_ok = ht_level_table_init(&c.lt, job, c.levels);
   ht_status s = HT_OK;
-  if (!c.in || !c.lv || !c.err || !lt_ok) {
+  if (!ht_rc_open(&c, job, rows, NROWS)) {
     s = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -205,9 +181,6 @@ ht_status ht_ed_rc_run(ht_job *job, const ht_rows *rows)
   if (s == HT_OK && y1 < h)
     s = fn_carry[c.levels == 2](&c, y1, h);
 out:
-  free(c.in);
-  free(c.lv);
-  free(c.err);
-  ht_level_table_free(&c.lt);
+  ht_rc_close(&c);
   return s;
 }

@@ -248,4 +248,27 @@ HT_SX_INLINE int64_t ht_sx_flip_bits(const ht_sx *s, ht_sx_scratch *w, uint32_t 
   return d;
 }
 
+/* A step of LES or PES at position (i, j): `search` (the file's own,
+ * always inlined) finds the pattern to keep from the window's region,
+ * with the usual eyes' region in registers and their loop counts
+ * constant; the window changes where that is not the current pattern. */
+typedef uint32_t ht_sx_search_fn(const ht_sx *s, ht_sx_scratch *w, bool reg, int cnt);
+
+HT_SX_INLINE bool ht_sx_search_step(const ht_sx *s, ht_sx_scratch *w, int64_t i, int64_t j, ht_sx_search_fn *search)
+{
+  ht_sx_begin(s, w, i, j);
+  const int cnt = (2 * s->r + 1) * s->nv;
+  uint32_t best;
+  switch (cnt) {
+  case 3: best = search(s, w, HT_SX_REG, 3); break;
+  case 5: best = search(s, w, HT_SX_REG, 5); break;
+  case 7: best = search(s, w, HT_SX_REG, 7); break;
+  default: best = search(s, w, false, cnt); break;
+  }
+  if (best == w->cur)
+    return false;
+  ht_sx_commit(s, w, best);
+  return true;
+}
+
 #endif

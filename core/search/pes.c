@@ -243,17 +243,5 @@ HT_SX_INLINE uint32_t search(const ht_sx *s, ht_sx_scratch *w, const bool reg, c
 
 bool HT_SX_FN(ht_pes_step)(const ht_sx *s, ht_sx_scratch *w, int64_t i, int64_t j)
 {
-  ht_sx_begin(s, w, i, j);
-  const int cnt = (2 * s->r + 1) * s->nv;
-  uint32_t best;
-  switch (cnt) { /* the usual eyes: in registers, constant loop counts */
-  case 3: best = search(s, w, HT_SX_REG, 3); break;
-  case 5: best = search(s, w, HT_SX_REG, 5); break;
-  case 7: best = search(s, w, HT_SX_REG, 7); break;
-  default: best = search(s, w, false, cnt); break;
-  }
-  if (best == w->cur)
-    return false;
-  ht_sx_commit(s, w, best);
-  return true;
+  return ht_sx_search_step(s, w, i, j, search);
 }
