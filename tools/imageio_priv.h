@@ -107,6 +107,16 @@ static inline bool hti_jpeg_signature(const uint8_t *p, size_t len)
   return len >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF;
 }
 
+/* CCITT Group 4 (T.6) coding of `rows` rows of `width` pixels, each row
+ * `stride` bytes apart, packed MSB first, bit set = black (T.6's black;
+ * MinIsWhite in TIFF): the bit stream of one strip, EOFB at its end,
+ * zeros to the last byte, as a TIFF G4 strip in FillOrder 1 holds it
+ * (imageio_g4.c). Bits past `width` are not read. `out` holds
+ * hti_g4_bound(width, rows) bytes; returns the bytes written, 0 when out
+ * of memory. */
+size_t hti_g4_bound(uint32_t width, uint32_t rows);
+size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint32_t rows, uint8_t *out);
+
 bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
 bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n);
 bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);

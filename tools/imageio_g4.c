@@ -1,0 +1,299 @@
+/* CCITT Group 4 (ITU-T T.6) coding of 1-bit rows, for the TIFF writer.
+ *
+ * T.6 codes every row against the row above it, its reference line (an
+ * imaginary white line above the first row), with the two-dimensional
+ * modes of T.4's "modified READ" coding (T.4 §4.2): pass, horizontal
+ * (two runs in T.4's modified Huffman codes, §4.1) and the seven
+ * vertical modes; no EOLs, and an EOFB (two EOLs) after the last row.
+ * Which mode codes a changing element is fixed by the standard's coding
+ * procedure (T.4 §4.2.1.3.3), so any correct coder gives these bits.
+ *
+ * Speed: a row is first turned into its list of changing elements, a
+ * 64-bit word at a time (the word XOR itself shifted by one pixel has a
+ * bit set at every change; count trailing zeros walks them); the modes
+ * then step through two such lists instead of through pixels, and the
+ * codes go from small tables into a 64-bit bit buffer. Floyd–Steinberg
+ * noise changes colour every two or three pixels, so the lists are short
+ * next to the rows' pixels only for line art; for noise the step per
+ * changing element is what costs.
+ */
+#include "imageio_priv.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* --------------------------------------------------------------- tables */
+
+/* The codes as T.4 prints them (Tables 2, 3 and 4), turned into numbers
+ * once. */
+static const char *const white_term_bits[64] = {
+  "00110101", "000111", "0111", "1000", "1011", "1100", "1110", "1111",
+  "10011", "10100", "00111", "01000", "001000", "000011", "110100", "110101",
+  "101010", "101011", "0100111", "0001100", "0001000", "0010111", "0000011", "0000100",
+  "0101000", "0101011", "0010011", "0100100", "0011000", "00000010", "00000011", "00011010",
+  "00011011", "00010010", "00010011", "00010100", "00010101", "00010110", "00010111", "00101000",
+  "00101001", "00101010", "00101011", "00101100", "00101101", "00000100", "00000101", "00001010",
+  "00001011", "01010010", "01010011", "01010100", "01010101", "00100100", "00100101", "01011000",
+  "01011001", "01011010", "01011011", "01001010", "01001011", "00110010", "00110011", "00110100",
+};
+static const char *const black_term_bits[64] = {
+  "0000110111", "010", "11", "10", "011", "0011", "0010", "00011",
+  "000101", "000100", "0000100", "0000101", "0000111", "00000100", "00000111", "000011000",
+  "0000010111", "0000011000", "0000001000", "00001100111", "00001101000", "00001101100", "00000110111", "00000101000",
+  "00000010111", "00000011000", "000011001010", "000011001011", "000011001100", "000011001101", "000001101000", "000001101001",
+  "000001101010", "000001101011", "000011010010", "000011010011", "000011010100", "000011010101", "000011010110", "000011010111",
+  "000001101100", "000001101101", "000011011010", "000011011011", "000001010100", "000001010101", "000001010110", "000001010111",
+  "000001100100", "000001100101", "000001010010", "000001010011", "000000100100", "000000110111", "000000111000", "000000100111",
+  "000000101000", "000001011000", "000001011001", "000000101011", "000000101100", "000001011010", "000001100110", "000001100111",
+};
+/* make-up codes for 64, 128, ... 1728 */
+static const char *const white_makeup_bits[27] = {
+  "11011", "10010", "010111", "0110111", "00110110", "00110111", "01100100", "01100101", "01101000",
+  "01100111", "011001100", "011001101", "011010010", "011010011", "011010100", "011010101", "011010110",
+  "011010111", "011011000", "011011001", "011011010", "011011011", "010011000", "010011001", "010011010",
+  "011000", "010011011",
+};
+static const char *const black_makeup_bits[27] = {
+  "0000001111", "000011001000", "000011001001", "000001011011", "000000110011", "000000110100",
+  "000000110101", "0000001101100", "0000001101101", "0000001001010", "0000001001011", "0000001001100",
+  "0000001001101", "0000001110010", "0000001110011", "0000001110100", "0000001110101", "0000001110110",
+  "0000001110111", "0000001010010", "0000001010011", "0000001010100", "0000001010101", "0000001011010",
+  "0000001011011", "0000001100100", "0000001100101",
+};
+/* make-up codes for 1792, 1856, ... 2560, the same for both colours */
+static const char *const shared_makeup_bits[13] = {
+  "00000001000", "00000001100", "00000001101", "000000010010", "000000010011", "000000010100", "000000010101",
+  "000000010110", "000000010111", "000000011100", "000000011101", "000000011110", "000000011111",
+};
+/* vertical modes by a1 - b1 + 3: VL3 VL2 VL1 V0 VR1 VR2 VR3 */
+static const char *const vertical_bits[7] = { "0000010", "000010", "010", "1", "011", "000011", "0000011" };
+
+typedef struct {
+  uint16_t code; /* the bits, the last one lowest */
+  uint16_t len;
+} g4_code;
+
+/* [colour][run]: terminating codes 0..63; [colour][64 + k]: make-up code
+ * for 64 * k, k = 1..40 */
+static g4_code run_codes[2][64 + 41];
+static g4_code vertical[7];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static g4_code from_bits(const char *s)
+{
+  g4_code c = { 0, 0 };
+  for (; *s; s++, c.len++)
+    c.code = (uint16_t)(c.code << 1 | (*s == '1'));
+  return c;
+}
+
+static void make_tables(void)
+{
+  for (int r = 0; r < 64; r++) {
+    run_codes[0][r] = from_bits(white_term_bits[r]);
+    run_codes[1][r] = from_bits(black_term_bits[r]);
+  }
+  for (int k = 1; k <= 27; k++) {
+    run_codes[0][64 + k] = from_bits(white_makeup_bits[k - 1]);
+    run_codes[1][64 + k] = from_bits(black_makeup_bits[k - 1]);
+  }
+  for (int k = 28; k <= 40; k++)
+    run_codes[0][64 + k] = run_codes[1][64 + k] = from_bits(shared_makeup_bits[k - 28]);
+  for (int d = 0; d < 7; d++)
+    vertical[d] = from_bits(vertical_bits[d]);
+}
+
+/* ------------------------------------------------------------ bit output */
+
+typedef struct {
+  uint64_t acc; /* pending bits, the last one lowest; n of them count */
+  unsigned n;   /* below 8 between calls */
+  uint8_t *p;
+} bit_out;
+
+static inline void store_be64(uint8_t *p, uint64_t v)
+{
+  if (hti_little_endian())
+    v = __builtin_bswap64(v);
+  memcpy(p, &v, 8);
+}
+
+/* 1 <= len <= 32. The whole bytes go out at every call, without a
+ * branch (which noise's codes would mispredict): 8 bytes are stored, the
+ * pointer moves by the whole ones; the rest are written again later. */
+static inline void put(bit_out *b, uint32_t code, unsigned len)
+{
+  b->acc = b->acc << len | code;
+  b->n += len;
+  store_be64(b->p, b->acc << (64 - b->n));
+  b->p += b->n >> 3;
+  b->n &= 7;
+}
+
+/* A run of `run` pixels of colour `c` (T.4 §4.1): make-up codes of 2560
+ * while at least 2560 are left, one make-up code for the multiple of 64
+ * below what is left, then the terminating code of the rest. */
+static inline void put_run(bit_out *b, unsigned c, uint32_t run)
+{
+  for (; run >= 2560; run -= 2560)
+    put(b, run_codes[c][64 + 40].code, run_codes[c][64 + 40].len);
+  if (run >= 64) {
+    g4_code m = run_codes[c][64 + (run >> 6)];
+    put(b, m.code, m.len);
+    run &= 63;
+  }
+  put(b, run_codes[c][run].code, run_codes[c][run].len);
+}
+
+/* ----------------------------------------------------- changing elements */
+
+static inline uint64_t load64_le(const uint8_t *p)
+{
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return hti_little_endian() ? v : __builtin_bswap64(v);
+}
+
+/* Pixel i of the 8 bytes at bit i: bytes hold their first pixel in the
+ * highest bit, so the bits of each byte are reversed. */
+static inline uint64_t reverse_in_bytes(uint64_t x)
+{
+  x = (x >> 1 & 0x5555555555555555u) | (x & 0x5555555555555555u) << 1;
+  x = (x >> 2 & 0x3333333333333333u) | (x & 0x3333333333333333u) << 2;
+  return (x >> 4 & 0x0f0f0f0f0f0f0f0fu) | (x & 0x0f0f0f0f0f0f0f0fu) << 4;
+}
+
+/* Bits set in x (not __builtin_popcountll: without a popcount
+ * instruction in the target that is a call). */
+static inline unsigned ones(uint64_t x)
+{
+  x -= x >> 1 & 0x5555555555555555u;
+  x = (x & 0x3333333333333333u) + (x >> 2 & 0x3333333333333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+  return (unsigned)((x * 0x0101010101010101u) >> 56);
+}
+
+/* Appends base + the position of every bit set in d; may write up to 3
+ * entries past the last (garbage, overwritten later). */
+static inline uint32_t *emit_positions(uint32_t *o, uint64_t d, uint32_t base)
+{
+  uint32_t *stop = o + ones(d);
+  while (o < stop) {
+    /* the top bit keeps ctz defined once d is spent */
+    o[0] = base + (uint32_t)__builtin_ctzll(d | 1ull << 63);
+    d &= d - 1;
+    o[1] = base + (uint32_t)__builtin_ctzll(d | 1ull << 63);
+    d &= d - 1;
+    o[2] = base + (uint32_t)__builtin_ctzll(d | 1ull << 63);
+    d &= d - 1;
+    o[3] = base + (uint32_t)__builtin_ctzll(d | 1ull << 63);
+    d &= d - 1;
+    o += 4;
+  }
+  return stop;
+}
+
+/* The changing elements of a row (T.4 §4.2.1.3.1: pixels whose colour
+ * differs from the pixel before; before the first pixel is white), in
+ * ascending order, then `width` four times. Entry k changes to black
+ * when k is even, to white when odd. `out` holds width + 8 entries. */
+static void find_changes(const uint8_t *row, uint32_t width, uint32_t *out)
+{
+  uint32_t *o = out;
+  uint64_t carry = 0; /* the previous word's last pixel, in bit 0 */
+  uint32_t full = width / 64;
+  for (uint32_t w = 0; w < full; w++) {
+    uint64_t x = reverse_in_bytes(load64_le(row + (size_t)w * 8));
+    o = emit_positions(o, x ^ (x << 1 | carry), w * 64);
+    carry = x >> 63;
+  }
+  uint32_t rest = width % 64;
+  if (rest) { /* the last bytes, without reading past the row */
+    uint8_t tail[8] = { 0 };
+    memcpy(tail, row + (size_t)full * 8, (rest + 7) / 8);
+    uint64_t mask = ~0ull >> (64 - rest), x = reverse_in_bytes(load64_le(tail)) & mask;
+    o = emit_positions(o, (x ^ (x << 1 | carry)) & mask, full * 64);
+  }
+  for (int i = 0; i < 4; i++)
+    o[i] = width;
+}
+
+/* -------------------------------------------------------------- coding */
+
+/* One row, its changing elements `a` against the reference line's `r`
+ * (T.4 §4.2.1.3.3). a0 starts on the imaginary white pixel before the
+ * first; b1 is the reference line's first changing element right of a0
+ * of the colour opposite to a0's, which is the one whose index has the
+ * parity of a0's colour (0 white, 1 black). */
+static void code_row(bit_out *out, const uint32_t *a, const uint32_t *r, int32_t width)
+{
+  bit_out o = *out, *b = &o; /* in registers through the loop, not memory */
+  int32_t a0 = -1;
+  unsigned c = 0;
+  const uint32_t *ref = r;
+  while (a0 < width) {
+    /* r on to the first element right of a0: three at most in nearly
+     * every step, counted without a branch (the list ascends) */
+    r += ((int32_t)r[0] <= a0) + ((int32_t)r[1] <= a0) + ((int32_t)r[2] <= a0);
+    while ((int32_t)*r <= a0)
+      r++;
+    const uint32_t *pb = r + (((uint32_t)(r - ref) ^ c) & 1);
+    int32_t a1 = (int32_t)a[0], b1 = (int32_t)pb[0], b2 = (int32_t)pb[1];
+    if (b2 < a1) { /* pass: a0 moves below b2, its colour stays */
+      put(b, 1, 4);
+      a0 = b2;
+      r = pb + 2;
+    } else if (a1 - b1 <= 3 && b1 - a1 <= 3) { /* vertical */
+      g4_code v = vertical[a1 - b1 + 3];
+      put(b, v.code, v.len);
+      a0 = a1;
+      c ^= 1;
+      a++;
+    } else { /* horizontal: the runs a0..a1 and a1..a2 */
+      uint32_t r1 = (uint32_t)(a1 - (a0 < 0 ? 0 : a0)), r2 = a[1] - (uint32_t)a1;
+      if (r1 < 64 && r2 < 64) {
+        g4_code x = run_codes[c][r1], y = run_codes[c ^ 1][r2];
+        put(b, (1u << x.len | x.code) << y.len | y.code, 3 + x.len + y.len);
+      } else {
+        put(b, 1, 3);
+        put_run(b, c, r1);
+        put_run(b, c ^ 1, r2);
+      }
+      a0 = (int32_t)a[1];
+      a += 2;
+    }
+  }
+  *out = o;
+}
+
+size_t hti_g4_bound(uint32_t width, uint32_t rows)
+{
+  /* a code moves a0 on by at least one pixel, at most 7 bits a pixel
+   * (VL3, VR3), but for the first of a row (14 bits: horizontal, white 0,
+   * black 1); then the EOFB and the 8 bytes put stores at a time */
+  return (size_t)rows * ((size_t)width + 4) + 16;
+}
+
+size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint32_t rows, uint8_t *out)
+{
+  pthread_once(&tables_once, make_tables);
+  uint32_t *lists = malloc(2 * ((size_t)width + 8) * sizeof *lists);
+  if (!lists)
+    return 0;
+  uint32_t *ref = lists, *cur = lists + width + 8;
+  for (int i = 0; i < 4; i++)
+    ref[i] = width; /* the imaginary white line */
+  bit_out b = { 0, 0, out };
+  for (uint32_t y = 0; y < rows; y++) {
+    find_changes(pixels + (size_t)y * stride, width, cur);
+    code_row(&b, cur, ref, (int32_t)width);
+    uint32_t *t = ref;
+    ref = cur;
+    cur = t;
+  }
+  free(lists);
+  put(&b, 1, 12); /* EOFB */
+  put(&b, 1, 12);
+  /* put stored the last bits already, zeros after them */
+  return (size_t)(b.p - out) + (b.n > 0);
+}
