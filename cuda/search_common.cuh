@@ -1,7 +1,8 @@
 /* cuda/search_common.cuh: what the search kernels (search_les.cu,
  * search_pes.cu, search_dbs.cu) share: the plane on the device, the
- * parallel schedule's blocks and groups, the skip map, a window's region
- * and flip tables, the commit. The arithmetic is core/search/'s: a flip
+ * parallel schedule's blocks and groups, the skip map's visit, a window's
+ * region and flip tables, the commit; LES's and PES's kernel, whose
+ * files give only the search of one window. The arithmetic is core/search/'s: a flip
  * of one window pixel adds or subtracts 65535 w to the errors it reaches
  * inside the image (Kouge, Ito, Nakano, Sec. III), all in int32 and
  * int64 (docs/arithmetic.md), so every sum is the CPU's exactly.
@@ -264,6 +265,145 @@ __device__ __forceinline__ long long low_bound(const int32_t *slot, int nt, cons
     b += lo > 0 ? lo : e < 0 ? -e : 0;
   }
   return b;
+}
+
+/* Barriers of the threads that search one block of positions: the whole
+ * thread block (LES, PES) or one warp (DBS). */
+struct block_barrier {
+  __device__ void operator()() const { __syncthreads(); }
+};
+struct warp_barrier {
+  __device__ void operator()() const { __syncwarp(); }
+};
+
+/* Visits the positions of block `blk` of the group in raster order; each
+ * that the skip map marks has its flag cleared and goes to window(y0,
+ * x0), the window's top-left pixel, which returns whether it changed the
+ * window. Lanes 0.. of the threads that search the block, `barrier`
+ * theirs. Adds the windows searched and changed to P.count and raises
+ * P.changed. */
+template <class Barrier, class Window>
+__device__ inline void visit_block(const plane &P, int blk, int lane, Barrier barrier, Window window)
+{
+  int i0, i1, j0, j1;
+  block_range(P, blk, i0, i1, j0, j1);
+  unsigned long long searched = 0, changed = 0;
+  for (int i = i0; i < i1; i++)
+    for (int j = j0; j < j1; j++) {
+      barrier(); /* the last window's commit is seen, shared memory free */
+      const bool due = P.dirty[(size_t)i * P.pw + j] != 0;
+      barrier();
+      if (!due)
+        continue;
+      if (lane == 0)
+        P.dirty[(size_t)i * P.pw + j] = 0;
+      searched++;
+      if (window(i + P.off, j + P.off))
+        changed++;
+    }
+  if (lane == 0 && searched) {
+    atomicAdd(&P.count[0], searched);
+    if (changed) {
+      atomicAdd(&P.count[1], changed);
+      *P.changed = 1;
+    }
+  }
+}
+
+/* What LES and PES search a window with, in shared memory (layout) but
+ * slot, the calling thread's copy of the region; the 2^hb threads that
+ * search take the patterns whose high hb bits are their index, the low
+ * lo = n - hb bits free. */
+struct frame {
+  int32_t *reg, *tab, *slot, *reach;
+  cand *red;
+  int *at;
+  int hb, lo;
+};
+
+/* The sum of |e| over the region `reg`: the current pattern's error. */
+__device__ __forceinline__ long long region_error(const int32_t *reg, int rs)
+{
+  long long base = 0;
+  for (int t = 0; t < rs; t++)
+    base += abs(reg[t]);
+  return base;
+}
+
+/* The calling thread's start: its copy of the region set to the current
+ * pattern cur's, then turned to pattern x by flipping the pixels where
+ * they differ. Returns the error of x minus cur's. */
+template <int S>
+__device__ inline long long start_at(const plane &P, const frame &F, uint32_t x, uint32_t cur)
+{
+  const int nt = blockDim.x, rs = P.rh * P.rw;
+  for (int t = 0; t < rs; t++)
+    F.slot[(size_t)t * nt] = F.reg[t];
+  long long sum = 0;
+  for (uint32_t f = x ^ cur; f; f &= f - 1) {
+    const int k = __ffs(f) - 1;
+    sum += flip<S>(F.slot, nt, F.tab + k * S * S, F.at[k], P.rw, x >> k & 1);
+  }
+  return sum;
+}
+
+/* The kernel of LES and PES (Sec. IV-B, IV-C): a thread block per block
+ * of the group; each due window prepared (region, flip tables, pattern,
+ * the low pixels' reach), Method::search<S>(P, F, cur) gives the pattern
+ * to keep (the same in every thread), committed where it is not cur. */
+template <int S, class Method> __global__ void window_kernel(const plane P)
+{
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int nt = blockDim.x, tid = threadIdx.x, n = P.n;
+  const smem_layout Lo = layout(P.rh * P.rw, n, S, nt);
+  frame F;
+  F.reg = (int32_t *)(smem + Lo.reg);
+  F.tab = (int32_t *)(smem + Lo.tab);
+  F.slot = (int32_t *)(smem + Lo.slots) + tid;
+  F.reach = (int32_t *)(smem + Lo.reach);
+  F.red = (cand *)(smem + Lo.red);
+  F.at = (int *)(smem + Lo.at);
+  F.hb = 0; /* the high bits the threads split: 2^hb <= nt, hb <= n */
+  while (F.hb < n && (2 << F.hb) <= nt)
+    F.hb++;
+  F.lo = n - F.hb;
+  visit_block(P, P.first + (int)blockIdx.x, tid, block_barrier(), [&](int y0, int x0) {
+    prepare(P, y0, x0, F.reg, F.tab, F.at);
+    uint32_t in;
+    const uint32_t cur = read_pattern(P, y0, x0, &in);
+    __syncthreads();
+    low_reach(P, F.tab, F.reach, F.lo);
+    __syncthreads();
+    const uint32_t kept = Method::template search<S>(P, F, cur);
+    if (kept == cur)
+      return false;
+    commit(P, y0, x0, F.reg, kept, kept ^ cur, tid, nt);
+    return true;
+  });
+}
+
+template <int S, class Method> cudaError_t launch_sized(const plane &P, int nt, size_t bytes, cudaStream_t st)
+{
+  cudaError_t e = cudaFuncSetAttribute(window_kernel<S, Method>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  if (e != cudaSuccess)
+    return e;
+  window_kernel<S, Method><<<P.last - P.first, nt, bytes, st>>>(P);
+  return cudaGetLastError();
+}
+
+/* window_kernel for the eye's side P.S, a template argument so that the
+ * flips unroll. */
+template <class Method> cudaError_t launch_windows(const plane &P, int nt, size_t bytes, cudaStream_t st)
+{
+  switch (P.S) {
+  case 3: return launch_sized<3, Method>(P, nt, bytes, st);
+  case 5: return launch_sized<5, Method>(P, nt, bytes, st);
+  case 7: return launch_sized<7, Method>(P, nt, bytes, st);
+  case 9: return launch_sized<9, Method>(P, nt, bytes, st);
+  case 11: return launch_sized<11, Method>(P, nt, bytes, st);
+  case 13: return launch_sized<13, Method>(P, nt, bytes, st);
+  default: return launch_sized<15, Method>(P, nt, bytes, st);
+  }
 }
 
 /* The device's limits for LES and PES blocks: the threads (a power of

@@ -37,70 +37,50 @@ __global__ void dbs_kernel(const plane P)
   const int blk = P.first + (int)(blockIdx.x * WARPS + threadIdx.y);
   if (blk >= P.last)
     return;
-  int i0, i1, j0, j1;
-  block_range(P, blk, i0, i1, j0, j1);
-  unsigned long long searched = 0, changed = 0;
-  for (int i = i0; i < i1; i++)
-    for (int j = j0; j < j1; j++) {
-      __syncwarp();
-      const bool due = P.dirty[(size_t)i * P.pw + j] != 0;
-      __syncwarp();
-      if (!due)
+  visit_block(P, blk, lane, warp_barrier(), [&](int y0, int x0) {
+    load_region(P, y0, x0, reg, lane, 32);
+    uint32_t in;
+    const uint32_t cur = read_pattern(P, y0, x0, &in);
+    __syncwarp();
+    for (int t = lane; t < rs; t += 32)
+      tog[t] = reg[t];
+    __syncwarp();
+    /* the toggle: p's reach starts at region (1, 1) */
+    const bool wp = !(cur >> P4 & 1);
+    int32_t d = 0;
+    for (int t = lane; t < SS; t += 32) {
+      const int dy = t / S, dx = t % S, idx = (1 + dy) * P.rw + 1 + dx;
+      const int32_t m = mag_at(P, y0, x0, P4, dy, dx), o = reg[idx], v = wp ? o - m : o + m;
+      tog[idx] = v;
+      d += abs(v) - abs(o);
+    }
+    const int32_t toggle = warp_sum(d);
+    __syncwarp();
+    long long best = toggle < 0 ? toggle : 0;
+    uint32_t kept = toggle < 0 ? cur ^ 1u << P4 : cur;
+    const uint32_t other = (cur >> P4 & 1) ? ~cur : cur; /* bit k: k differs from p */
+    for (int k = 0; k < 9; k++) {
+      if (k == P4 || !(in >> k & 1) || !(other >> k & 1))
         continue;
-      if (lane == 0)
-        P.dirty[(size_t)i * P.pw + j] = 0;
-      searched++;
-      const int y0 = i + P.off, x0 = j + P.off;
-      load_region(P, y0, x0, reg, lane, 32);
-      uint32_t in;
-      const uint32_t cur = read_pattern(P, y0, x0, &in);
-      __syncwarp();
-      for (int t = lane; t < rs; t += 32)
-        tog[t] = reg[t];
-      __syncwarp();
-      /* the toggle: p's reach starts at region (1, 1) */
-      const bool wp = !(cur >> P4 & 1);
-      int32_t d = 0;
+      const int ky = k / 3, kx = k % 3;
+      const bool wk = !(cur >> k & 1);
+      int32_t a = 0;
       for (int t = lane; t < SS; t += 32) {
-        const int dy = t / S, dx = t % S, idx = (1 + dy) * P.rw + 1 + dx;
-        const int32_t m = mag_at(P, y0, x0, P4, dy, dx), o = reg[idx], v = wp ? o - m : o + m;
-        tog[idx] = v;
-        d += abs(v) - abs(o);
+        const int dy = t / S, dx = t % S;
+        const int32_t m = mag_at(P, y0, x0, k, dy, dx), o = tog[(ky + dy) * P.rw + kx + dx];
+        a += abs(wk ? o - m : o + m) - abs(o);
       }
-      const int32_t toggle = warp_sum(d);
-      __syncwarp();
-      long long best = toggle < 0 ? toggle : 0;
-      uint32_t kept = toggle < 0 ? cur ^ 1u << P4 : cur;
-      const uint32_t other = (cur >> P4 & 1) ? ~cur : cur; /* bit k: k differs from p */
-      for (int k = 0; k < 9; k++) {
-        if (k == P4 || !(in >> k & 1) || !(other >> k & 1))
-          continue;
-        const int ky = k / 3, kx = k % 3;
-        const bool wk = !(cur >> k & 1);
-        int32_t a = 0;
-        for (int t = lane; t < SS; t += 32) {
-          const int dy = t / S, dx = t % S;
-          const int32_t m = mag_at(P, y0, x0, k, dy, dx), o = tog[(ky + dy) * P.rw + kx + dx];
-          a += abs(wk ? o - m : o + m) - abs(o);
-        }
-        const long long dk = (long long)toggle + warp_sum(a);
-        if (dk < best) {
-          best = dk;
-          kept = cur ^ (1u << P4 | 1u << k);
-        }
-      }
-      if (kept != cur) {
-        commit(P, y0, x0, reg, kept, (kept ^ cur) & in, lane, 32);
-        changed++;
+      const long long dk = (long long)toggle + warp_sum(a);
+      if (dk < best) {
+        best = dk;
+        kept = cur ^ (1u << P4 | 1u << k);
       }
     }
-  if (lane == 0 && searched) {
-    atomicAdd(&P.count[0], searched);
-    if (changed) {
-      atomicAdd(&P.count[1], changed);
-      *P.changed = 1;
-    }
-  }
+    if (kept == cur)
+      return false;
+    commit(P, y0, x0, reg, kept, (kept ^ cur) & in, lane, 32);
+    return true;
+  });
 }
 
 } // namespace

@@ -111,136 +111,72 @@ __device__ __forceinline__ bool replaces(cand c, cand best, uint32_t cur)
   return c.sum < best.sum || (c.sum == best.sum && best.x != cur && c.x < best.x);
 }
 
-template <int S> __global__ void pes_kernel(const plane P)
-{
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int nt = blockDim.x, tid = threadIdx.x, rs = P.rh * P.rw, n = P.n;
-  const smem_layout Lo = layout(rs, n, S, nt);
-  int32_t *reg = (int32_t *)(smem + Lo.reg), *tab = (int32_t *)(smem + Lo.tab);
-  int32_t *slot = (int32_t *)(smem + Lo.slots) + tid;
-  cand *red = (cand *)(smem + Lo.red);
-  int *at = (int *)(smem + Lo.at);
-  int32_t *reach = (int32_t *)(smem + Lo.reach);
-  int hb = 0;
-  while (hb < n && (2 << hb) <= nt)
-    hb++;
-  const int lo = n - hb;
-  int i0, i1, j0, j1;
-  block_range(P, P.first + (int)blockIdx.x, i0, i1, j0, j1);
-  unsigned long long searched = 0, changed = 0;
-  for (int i = i0; i < i1; i++)
-    for (int j = j0; j < j1; j++) {
-      __syncthreads();
-      const bool due = P.dirty[(size_t)i * P.pw + j] != 0;
-      __syncthreads();
-      if (!due)
-        continue;
-      if (tid == 0)
-        P.dirty[(size_t)i * P.pw + j] = 0;
-      searched++;
-      const int y0 = i + P.off, x0 = j + P.off;
-      prepare(P, y0, x0, reg, tab, at);
-      uint32_t in;
-      const uint32_t cur = read_pattern(P, y0, x0, &in);
-      __syncthreads();
-      low_reach(P, tab, reach, lo);
-      __syncthreads();
-      long long base = 0; /* the current pattern's region error */
-      for (int t = 0; t < rs; t++)
-        base += abs(reg[t]);
-      const int beta = __popc(cur);
-      cand kept = { 0, cur };
-      /* r_k, the same in every thread */
-      auto best_of = [&](int k) -> cand {
-        cand c = { LLONG_MAX, 0xffffffffu };
-        const int kl = k - __popc((unsigned)tid);
-        if (tid < (1 << hb) && kl >= 0 && kl <= lo) {
-          for (int t = 0; t < rs; t++)
-            slot[(size_t)t * nt] = reg[t];
-          uint32_t x = (uint32_t)tid << lo; /* the low pixels black, then the first of the list */
-          long long sum = 0;
-          for (uint32_t f = x ^ cur; f; f &= f - 1) {
-            const int b = __ffs(f) - 1;
-            sum += flip<S>(slot, nt, tab + b * S * S, at[b], P.rw, x >> b & 1);
-          }
-          if (low_bound(slot, nt, reach, rs) > base + (kept.sum < -1 ? kept.sum : -1))
-            goto none;
-          for (int b = 0; b < kl; b++)
-            sum += flip<S>(slot, nt, tab + b * S * S, at[b], P.rw, true);
-          x |= (1u << kl) - 1;
-          c = { sum, x };
-          rdoor g;
-          rd_first(g, lo, kl);
-          int out, inn;
-          while (rd_next(g, out, inn)) {
-            sum += flip<S>(slot, nt, tab + out * S * S, at[out], P.rw, false); /* out turns black */
-            sum += flip<S>(slot, nt, tab + inn * S * S, at[inn], P.rw, true);  /* in turns white */
-            x ^= 1u << out | 1u << inn;
-            if (lex_less(cand{ sum, x }, c))
-              c = { sum, x };
-          }
+struct pes {
+  /* pes.c's walk from beta, the window's white count, to the valley. */
+  template <int S> __device__ static uint32_t search(const plane &P, const frame &F, uint32_t cur)
+  {
+    const int nt = blockDim.x, tid = threadIdx.x, rs = P.rh * P.rw, n = P.n, hb = F.hb, lo = F.lo;
+    const long long base = region_error(F.reg, rs); /* the current pattern's region error */
+    const int beta = __popc(cur);
+    cand kept = { 0, cur };
+    /* r_k, the same in every thread */
+    auto best_of = [&](int k) -> cand {
+      cand c = { LLONG_MAX, 0xffffffffu };
+      const int kl = k - __popc((unsigned)tid);
+      if (tid < (1 << hb) && kl >= 0 && kl <= lo) {
+        uint32_t x = (uint32_t)tid << lo; /* the low pixels black, then the first of the list */
+        long long sum = start_at<S>(P, F, x, cur);
+        if (low_bound(F.slot, nt, F.reach, rs) > base + (kept.sum < -1 ? kept.sum : -1))
+          goto none;
+        for (int b = 0; b < kl; b++)
+          sum += flip<S>(F.slot, nt, F.tab + b * S * S, F.at[b], P.rw, true);
+        x |= (1u << kl) - 1;
+        c = { sum, x };
+        rdoor g;
+        rd_first(g, lo, kl);
+        int out, inn;
+        while (rd_next(g, out, inn)) {
+          sum += flip<S>(F.slot, nt, F.tab + out * S * S, F.at[out], P.rw, false); /* out turns black */
+          sum += flip<S>(F.slot, nt, F.tab + inn * S * S, F.at[inn], P.rw, true);  /* in turns white */
+          x ^= 1u << out | 1u << inn;
+          if (lex_less(cand{ sum, x }, c))
+            c = { sum, x };
         }
-      none:
-        cand r = block_min(c, red);
-        if (k == beta && r.sum >= 0)
-          r = { 0, cur };
-        return r;
-      };
-      const cand mid = best_of(beta);
-      if (replaces(mid, kept, cur))
-        kept = mid;
-      cand lo_c = { LLONG_MAX, 0 }, hi_c = { LLONG_MAX, 0 };
-      if (beta > 0 && replaces(lo_c = best_of(beta - 1), kept, cur))
-        kept = lo_c;
-      if (beta < n && replaces(hi_c = best_of(beta + 1), kept, cur))
-        kept = hi_c;
-      const bool up = beta < n && (beta == 0 || lex_less(hi_c, lo_c));
-      cand prev = up ? hi_c : lo_c;
-      if (prev.sum < mid.sum)
-        for (int k = beta + (up ? 2 : -2); k >= 0 && k <= n; k += up ? 1 : -1) {
-          const cand next = best_of(k);
-          if (replaces(next, kept, cur))
-            kept = next;
-          if (next.sum >= prev.sum)
-            break;
-          prev = next;
-        }
-      if (kept.x != cur) {
-        commit(P, y0, x0, reg, kept.x, kept.x ^ cur, tid, nt);
-        changed++;
       }
-    }
-  if (tid == 0 && searched) {
-    atomicAdd(&P.count[0], searched);
-    if (changed) {
-      atomicAdd(&P.count[1], changed);
-      *P.changed = 1;
-    }
+    none:
+      cand r = block_min(c, F.red);
+      if (k == beta && r.sum >= 0)
+        r = { 0, cur };
+      return r;
+    };
+    const cand mid = best_of(beta);
+    if (replaces(mid, kept, cur))
+      kept = mid;
+    cand lo_c = { LLONG_MAX, 0 }, hi_c = { LLONG_MAX, 0 };
+    if (beta > 0 && replaces(lo_c = best_of(beta - 1), kept, cur))
+      kept = lo_c;
+    if (beta < n && replaces(hi_c = best_of(beta + 1), kept, cur))
+      kept = hi_c;
+    const bool up = beta < n && (beta == 0 || lex_less(hi_c, lo_c));
+    cand prev = up ? hi_c : lo_c;
+    if (prev.sum < mid.sum)
+      for (int k = beta + (up ? 2 : -2); k >= 0 && k <= n; k += up ? 1 : -1) {
+        const cand next = best_of(k);
+        if (replaces(next, kept, cur))
+          kept = next;
+        if (next.sum >= prev.sum)
+          break;
+        prev = next;
+      }
+    return kept.x;
   }
-}
-
-template <int S> cudaError_t launch(const plane &P, int nt, size_t bytes, cudaStream_t st)
-{
-  cudaError_t e = cudaFuncSetAttribute(pes_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-  if (e != cudaSuccess)
-    return e;
-  pes_kernel<S><<<P.last - P.first, nt, bytes, st>>>(P);
-  return cudaGetLastError();
-}
+};
 
 } // namespace
 
 cudaError_t sx_launch_pes(const plane &P, int nt, size_t bytes, cudaStream_t st)
 {
-  switch (P.S) {
-  case 3: return launch<3>(P, nt, bytes, st);
-  case 5: return launch<5>(P, nt, bytes, st);
-  case 7: return launch<7>(P, nt, bytes, st);
-  case 9: return launch<9>(P, nt, bytes, st);
-  case 11: return launch<11>(P, nt, bytes, st);
-  case 13: return launch<13>(P, nt, bytes, st);
-  default: return launch<15>(P, nt, bytes, st);
-  }
+  return launch_windows<pes>(P, nt, bytes, st);
 }
 
 } // namespace htcuda
