@@ -1,5 +1,6 @@
 /* What the tests of the GEGL operation halftone:dither share: the check
- * macro, a test picture, and running the op in a small graph.
+ * macro, GEGL's start and end with a log handler that counts warnings, a
+ * test picture, and running the op in a small graph.
  *
  * Copyright (C) 2026 the GEGL Halftone authors. GPL-3.0-or-later.
  */
@@ -32,6 +33,75 @@ static int checks;
       fprintf (stderr, "\n");                              \
     }                                                      \
   } while (0)
+
+static int warnings; /* warnings seen by the log handler since reset */
+static GString *last_warning;
+static GString *last_warning_domain;
+static gint contexts_made;  /* the op's debug lines about its kept core context */
+static gint contexts_freed;
+
+static void
+log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer user)
+{
+  (void) user;
+  if (level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL))
+    {
+      warnings++;
+      g_string_assign (last_warning, message);
+      g_string_assign (last_warning_domain, domain ? domain : "(null)");
+    }
+  if (strstr (message, "halftone:dither: made a core context"))
+    g_atomic_int_inc (&contexts_made);
+  if (strstr (message, "halftone:dither: freed the idle core context"))
+    g_atomic_int_inc (&contexts_freed);
+  fprintf (stderr, "  (log %s: %s)\n", domain ? domain : "-", message);
+}
+
+/* Starts GEGL for a test of the op, with log_handler. */
+static G_GNUC_UNUSED void
+op_test_start (gint *argc, gchar ***argv)
+{
+  last_warning = g_string_new ("");
+  last_warning_domain = g_string_new ("");
+  /* The op is GPL-3.0-or-later; GEGL only lists such ops to programs
+   * that accept the GPL3 (gegl itself and GIMP do). */
+  g_object_set (gegl_config (), "application-license", "GPL3", NULL);
+  gegl_init (argc, argv);
+  g_log_set_default_handler (log_handler, NULL);
+}
+
+/* Whether the op is registered; says where it was looked for if not. */
+static G_GNUC_UNUSED gboolean
+op_registered (void)
+{
+  CHECK (gegl_has_operation (OP), "%s is not registered (GEGL_PATH=%s)", OP, g_getenv ("GEGL_PATH"));
+  return gegl_has_operation (OP);
+}
+
+/* Prints the count of checks, ends GEGL; the exit status. */
+static G_GNUC_UNUSED int
+op_test_end (void)
+{
+  printf ("%d checks, %d failed\n", checks, failures);
+  g_string_free (last_warning, TRUE);
+  g_string_free (last_warning_domain, TRUE);
+  gegl_exit ();
+  return failures ? 1 : 0;
+}
+
+/* The last warning: one at least since `warnings` was reset, in the op's
+ * log domain, naming `needle` and `says` (what the op did instead). */
+static G_GNUC_UNUSED void
+check_warning_says (const gchar *needle, const gchar *says, const gchar *what)
+{
+  CHECK (warnings >= 1, "%s: no warning", what);
+  if (warnings < 1)
+    return;
+  CHECK (strstr (last_warning->str, needle) != NULL && strstr (last_warning->str, says),
+         "%s: the warning does not name \"%s\" and \"%s\": %s", what, needle, says, last_warning->str);
+  CHECK (g_strcmp0 (last_warning_domain->str, "gegl-halftone") == 0, "%s: warning in log domain %s", what,
+         last_warning_domain->str);
+}
 
 /* A deterministic test picture: gradients, a disc and noise, so that
  * every filter produces a busy, different pattern. 8-bit R'G'B'A. */
@@ -90,17 +160,20 @@ run_op_valist (GeglBuffer *in, const Babl **announced, const gchar *first_proper
   return out;
 }
 
+/* run_op_valist with the properties as arguments, NULL-terminated. */
 static G_GNUC_UNUSED GeglBuffer *
-run_op (GeglBuffer *in, const gchar *first_property, ...)
+run_op_announced (GeglBuffer *in, const Babl **announced, const gchar *first_property, ...)
 {
   GeglBuffer *out;
   va_list     ap;
 
   va_start (ap, first_property);
-  out = run_op_valist (in, NULL, first_property, ap);
+  out = run_op_valist (in, announced, first_property, ap);
   va_end (ap);
   return out;
 }
+
+#define run_op(in, ...) run_op_announced ((in), NULL, __VA_ARGS__)
 
 /* Blits `rect` of the op's output on `in` (with the given properties)
  * in `format` (NULL: the input's), and returns the output format the op

@@ -153,16 +153,11 @@ test_part (void)
 int
 main (int argc, char **argv)
 {
-  g_object_set (gegl_config (), "application-license", "GPL3", NULL);
-  gegl_init (&argc, &argv);
-  if (!gegl_has_operation (OP))
+  op_test_start (&argc, &argv);
+  if (op_registered ())
     {
-      fprintf (stderr, "%s is not registered (GEGL_PATH=%s)\n", OP, g_getenv ("GEGL_PATH"));
-      return 1;
+      test_bands_equal_whole ();
+      test_part ();
     }
-  test_bands_equal_whole ();
-  test_part ();
-  printf ("%d checks, %d failed\n", checks, failures);
-  gegl_exit ();
-  return failures ? 1 : 0;
+  return op_test_end ();
 }

@@ -1,4 +1,8 @@
-/* Tests of the GEGL operation halftone:dither, through the GEGL API.
+/* Tests of the GEGL operation halftone:dither, through the GEGL API: its
+ * registration, properties and enums, and its output against the core's
+ * (formats, search methods, linear light, custom filters, partial
+ * requests, progress). Failures and fall-backs: test-op-failures.c; the
+ * kept core context: test-op-context.c.
  *
  * The module is found through GEGL_PATH (set by tests/gegl/meson.build to
  * the build folder of plugin/ and GEGL's own plug-in folder).
@@ -13,43 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "halftone.h"
 #include "op-test.h"
-
-static int warnings; /* warnings seen by the log handler since reset */
-static GString *last_warning;
-static GString *last_warning_domain;
-static gint contexts_made;  /* the op's debug lines about its kept core context */
-static gint contexts_freed;
-
-static void
-log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer user)
-{
-  (void) user;
-  if (level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL))
-    {
-      warnings++;
-      g_string_assign (last_warning, message);
-      g_string_assign (last_warning_domain, domain ? domain : "(null)");
-    }
-  if (strstr (message, "halftone:dither: made a core context"))
-    g_atomic_int_inc (&contexts_made);
-  if (strstr (message, "halftone:dither: freed the idle core context"))
-    g_atomic_int_inc (&contexts_freed);
-  fprintf (stderr, "  (log %s: %s)\n", domain ? domain : "-", message);
-}
 
 /* ------------------------------------------------------------ tests */
 
 static void
 test_registered (void)
 {
-  CHECK (gegl_has_operation (OP), "%s is not registered (GEGL_PATH=%s)", OP, g_getenv ("GEGL_PATH"));
-  if (!gegl_has_operation (OP))
-    return;
   CHECK (g_strcmp0 (gegl_operation_get_key (OP, "gimp:menu-path"), "<Image>/Filters/Distorts") == 0,
          "gimp:menu-path is %s", gegl_operation_get_key (OP, "gimp:menu-path"));
   CHECK (gegl_operation_get_key (OP, "title") != NULL, "no title");
@@ -379,6 +355,34 @@ test_formats (void)
   g_free (rgba);
 }
 
+/* Whether `out` (the op's output on the w x h R'G'B'A u8 `rgba`, read as
+ * Y'A u8, or R'G'B'A u8 with p->color per channel) holds the bits that
+ * the core's CPU backend gives for p on `threads` threads (0: its
+ * default). */
+static gboolean
+equals_core (GeglBuffer *out, const guchar *rgba, gint w, gint h, const ht_params *p, gint threads)
+{
+  const gint  nout = p->color == HT_COLOR_PER_CHANNEL ? 4 : 2;
+  const gsize size = (gsize) w * (gsize) h * (gsize) nout;
+  guchar     *want = g_malloc0 (size);
+  guchar     *got;
+  ht_context *ctx = ht_context_new ();
+  ht_image    ii = { w, h, (size_t) w * 4, 4, HT_FORMAT_U8, (void *) rgba };
+  ht_image    oi = { w, h, (size_t) w * (size_t) nout, nout, HT_FORMAT_U8, want };
+  gboolean    same;
+
+  ht_context_set_backend (ctx, HT_BACKEND_CPU);
+  if (threads)
+    ht_context_set_threads (ctx, threads);
+  CHECK (ht_run (ctx, &ii, &oi, p) == HT_OK, "core: %s", ht_context_message (ctx));
+  got = get_pixels (out, nout == 4 ? "R'G'B'A u8" : "Y'A u8");
+  same = memcmp (got, want, size) == 0;
+  g_free (got);
+  g_free (want);
+  ht_context_free (ctx);
+  return same;
+}
+
 /* The op gives exactly what the core gives on the same 8-bit values. */
 static void
 test_equals_core (void)
@@ -396,14 +400,7 @@ test_equals_core (void)
           gint        levels = 2 + a % 3;
           GeglBuffer *out = run_op (in, "algorithm", a, "color-mode", color, "serpentine", serp,
                                     "levels", levels, "backend", 1 /* cpu */, NULL);
-          gint        nout = color ? 4 : 2;
-          guchar     *want = g_malloc0 ((gsize) w * (gsize) h * (gsize) nout);
-          guchar     *got;
-          ht_context *ctx = ht_context_new ();
           ht_params   p;
-          ht_image    ii = { w, h, (size_t) w * 4, 4, HT_FORMAT_U8, rgba };
-          ht_image    oi = { w, h, (size_t) w * (size_t) nout, nout, HT_FORMAT_U8, want };
-          ht_status   s;
 
           ht_params_init (&p);
           p.filter = *ht_filter_by_name (algos[a]);
@@ -411,15 +408,8 @@ test_equals_core (void)
           p.color  = color ? HT_COLOR_PER_CHANNEL : HT_COLOR_LUMA;
           p.scan   = serp ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
           p.alpha  = true;
-          ht_context_set_backend (ctx, HT_BACKEND_CPU);
-          s = ht_run (ctx, &ii, &oi, &p);
-          CHECK (s == HT_OK, "core: %s", ht_context_message (ctx));
-          got = get_pixels (out, color ? "R'G'B'A u8" : "Y'A u8");
-          CHECK (memcmp (got, want, (gsize) w * (gsize) h * (gsize) nout) == 0,
+          CHECK (equals_core (out, rgba, w, h, &p, 0),
                  "op differs from the core: %s color %d serpentine %d levels %d", algos[a], color, serp, levels);
-          g_free (got);
-          g_free (want);
-          ht_context_free (ctx);
           g_object_unref (out);
           g_object_unref (in);
         }
@@ -461,13 +451,7 @@ test_search (void)
                                 "sigma", runs[k].sigma, "init", runs[k].init, "seed", runs[k].seed,
                                 "schedule", runs[k].schedule, "max-rounds", runs[k].max_rounds,
                                 "threads", runs[k].threads, "backend", 1 /* cpu */, NULL);
-      guchar     *want = g_malloc0 ((gsize) w * (gsize) h * 2);
-      guchar     *got;
-      ht_context *ctx = ht_context_new ();
       ht_params   p;
-      ht_image    ii = { w, h, (size_t) w * 4, 4, HT_FORMAT_U8, rgba };
-      ht_image    oi = { w, h, (size_t) w * 2, 2, HT_FORMAT_U8, want };
-      ht_status   s;
 
       ht_params_init (&p);
       CHECK (ht_params_set_algorithm (&p, runs[k].algorithm) == HT_OK, "algorithm %d", runs[k].algorithm);
@@ -478,17 +462,9 @@ test_search (void)
       p.schedule   = (ht_search_schedule) runs[k].schedule;
       p.max_rounds = runs[k].max_rounds;
       p.alpha      = true;
-      ht_context_set_backend (ctx, HT_BACKEND_CPU);
-      ht_context_set_threads (ctx, 3); /* another thread count than the op's: the same bits */
-      if (p.schedule == HT_SCHEDULE_RASTER)
-        ht_context_set_threads (ctx, 1);
-      s = ht_run (ctx, &ii, &oi, &p);
-      CHECK (s == HT_OK, "core: %s", ht_context_message (ctx));
-      got = get_pixels (out, "Y'A u8");
-      CHECK (memcmp (got, want, (gsize) w * (gsize) h * 2) == 0, "op differs from the core: search run %zu", k);
-      g_free (got);
-      g_free (want);
-      ht_context_free (ctx);
+      /* another thread count than the op's: the same bits */
+      CHECK (equals_core (out, rgba, w, h, &p, p.schedule == HT_SCHEDULE_RASTER ? 1 : 3),
+             "op differs from the core: search run %zu", k);
       g_object_unref (out);
       g_object_unref (in);
     }
@@ -572,312 +548,6 @@ test_custom (void)
   g_free (rgba);
 }
 
-/* ------------------------------------------------- failures pass through */
-
-/* Runs the op on `in` like run_op, and also returns the output format
- * that its prepare() announced. */
-static GeglBuffer *
-run_op_announced (GeglBuffer *in, const Babl **announced, const gchar *first_property, ...)
-{
-  GeglBuffer *out;
-  va_list     ap;
-
-  va_start (ap, first_property);
-  out = run_op_valist (in, announced, first_property, ap);
-  va_end (ap);
-  return out;
-}
-
-/* `out` is `in`: the same format, and the same bytes over `check` (the
- * whole extent where NULL). */
-static gboolean
-same_as_input (GeglBuffer *in, GeglBuffer *out, const GeglRectangle *check, const gchar *what)
-{
-  const Babl          *f = gegl_buffer_get_format (in);
-  const GeglRectangle *r = check ? check : gegl_buffer_get_extent (in);
-  gsize                bytes = (gsize) r->width * (gsize) r->height * (gsize) babl_format_get_bytes_per_pixel (f);
-  guchar              *a, *b;
-  gboolean             same;
-
-  CHECK (out != NULL, "%s: no output", what);
-  if (!out)
-    return FALSE;
-  CHECK (gegl_buffer_get_format (out) == f, "%s: output format %s, the input's %s", what,
-         babl_get_name (gegl_buffer_get_format (out)), babl_get_name (f));
-  CHECK (gegl_rectangle_equal (gegl_buffer_get_extent (out), gegl_buffer_get_extent (in)),
-         "%s: output extent differs from the input's", what);
-  a = g_malloc (bytes);
-  b = g_malloc (bytes);
-  gegl_buffer_get (in, r, 1.0, f, a, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-  gegl_buffer_get (out, r, 1.0, f, b, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-  same = memcmp (a, b, bytes) == 0;
-  CHECK (same, "%s: output pixels differ from the input's", what);
-  g_free (a);
-  g_free (b);
-  return same && gegl_buffer_get_format (out) == f;
-}
-
-/* The warning of a failure: one at least, in the op's log domain,
- * naming `needle`. */
-static void
-check_warning (const gchar *needle, const gchar *what)
-{
-  CHECK (warnings >= 1, "%s: no warning", what);
-  if (warnings < 1)
-    return;
-  CHECK (strstr (last_warning->str, needle) != NULL && strstr (last_warning->str, "passing the input through"),
-         "%s: the warning does not name \"%s\" and the pass-through: %s", what, needle, last_warning->str);
-  CHECK (g_strcmp0 (last_warning_domain->str, "gegl-halftone") == 0, "%s: warning in log domain %s", what,
-         last_warning_domain->str);
-}
-
-/* The warning of backend cuda's fall-back to the CPU: in the op's log
- * domain, naming `needle` and the CPU. */
-static void
-check_fallback_warning (const gchar *needle, const gchar *what)
-{
-  CHECK (warnings >= 1, "%s: no warning", what);
-  if (warnings < 1)
-    return;
-  CHECK (strstr (last_warning->str, needle) != NULL && strstr (last_warning->str, "computed on the CPU instead"),
-         "%s: the warning does not name \"%s\" and the CPU: %s", what, needle, last_warning->str);
-  CHECK (g_strcmp0 (last_warning_domain->str, "gegl-halftone") == 0, "%s: warning in log domain %s", what,
-         last_warning_domain->str);
-}
-
-/* `out` holds the same pixels as `want` (in `format`). */
-static void
-check_same_pixels (GeglBuffer *want, GeglBuffer *out, const gchar *format, const gchar *what)
-{
-  const GeglRectangle *r = gegl_buffer_get_extent (want);
-  gsize   bytes = (gsize) r->width * (gsize) r->height * (gsize) babl_format_get_bytes_per_pixel (babl_format (format));
-  guchar *a = g_malloc (bytes), *b = g_malloc (bytes);
-
-  CHECK (out != NULL, "%s: no output", what);
-  if (out)
-    {
-      gegl_buffer_get (want, r, 1.0, babl_format (format), a, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-      gegl_buffer_get (out, r, 1.0, babl_format (format), b, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-      CHECK (memcmp (a, b, bytes) == 0, "%s: not the CPU's halftone", what);
-    }
-  g_free (a);
-  g_free (b);
-}
-
-static const gchar *const failure_formats[] = {
-  "R'G'B'A u8", "Y' u8", "R'G'B' float", "Y'A float", "R'G'B'A u16",
-};
-
-static gboolean
-is_float (const gchar *format)
-{
-  return strstr (format, "float") != NULL;
-}
-
-/* Frees the op's idle core context, so that the next calls make their
- * own and see the environment of the moment (HT_CUDA_MODULE). */
-static void
-drop_kept_context (GeglBuffer *in)
-{
-  g_setenv ("HT_GEGL_KEEP_SECONDS", "0", TRUE);
-  g_object_unref (run_op (in, "backend", 1, NULL));
-}
-
-/* Every failure hands on the input itself, in its own format (colour and
- * gray, 8-bit, 16-bit and float), with a warning that says why; where the
- * failure is known before the run, prepare() announces that format too. */
-static void
-test_failures_pass_input_through (void)
-{
-  const gint w = 67, h = 41;
-  guchar    *rgba = make_rgba8 (w, h);
-
-  for (gsize k = 0; k < G_N_ELEMENTS (failure_formats); k++)
-    {
-      const gchar *fmt = failure_formats[k];
-      GeglBuffer  *in  = buffer_from_rgba8 (rgba, w, h, fmt);
-      const Babl  *announced = NULL;
-      GeglBuffer  *out;
-      gchar        what[128];
-
-      /* a bad custom string */
-      g_snprintf (what, sizeof what, "%s, bad coefficients", fmt);
-      warnings = 0;
-      out = run_op_announced (in, &announced, "algorithm", 8, "coefficients", "- * 7; 3 x 1", NULL);
-      same_as_input (in, out, NULL, what);
-      check_warning ("coefficients", what);
-      CHECK (announced == babl_format (fmt), "%s: prepare announced %s", what, babl_get_name (announced));
-      g_clear_object (&out);
-
-      /* settings backend cuda refuses (ht_check) but the CPU runs: the
-       * CPU's halftone, with a warning that says so (an image editor has
-       * no use for a refusal; the CLI refuses) */
-      g_snprintf (what, sizeof what, "%s, serpentine on backend cuda", fmt);
-      {
-        GeglBuffer *cpu = run_op (in, "serpentine", TRUE, "backend", 1, "color-mode", 1, NULL);
-
-        warnings = 0;
-        out = run_op_announced (in, &announced, "serpentine", TRUE, "backend", 2, "color-mode", 1, NULL);
-        check_same_pixels (cpu, out, fmt, what);
-        check_fallback_warning ("serpentine", what);
-        CHECK (announced == babl_format (fmt), "%s: prepare announced %s", what, babl_get_name (announced));
-        g_clear_object (&out);
-
-        /* backend cuda without a usable GPU: a module that is not there */
-        g_snprintf (what, sizeof what, "%s, backend cuda without a GPU", fmt);
-        drop_kept_context (in);
-        g_setenv ("HT_CUDA_MODULE", "/nonexistent/libhalftone-cuda.so", TRUE);
-        g_object_unref (cpu);
-        cpu = run_op (in, "backend", 1, NULL);
-        warnings = 0;
-        out = run_op (in, "backend", 2, NULL);
-        check_same_pixels (cpu, out, fmt, what);
-        check_fallback_warning ("/nonexistent/libhalftone-cuda.so", what);
-        g_clear_object (&out);
-        g_object_unref (cpu);
-        g_unsetenv ("HT_CUDA_MODULE");
-        g_unsetenv ("HT_GEGL_KEEP_SECONDS");
-      }
-
-      /* the library refuses the pixels: NaN */
-      if (is_float (fmt))
-        {
-          const Babl   *f = babl_format (fmt);
-          gfloat        px[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
-          GeglRectangle one = { 5, 3, 1, 1 };
-
-          px[0] = NAN;
-          gegl_buffer_set (in, &one, 0, f, px, GEGL_AUTO_ROWSTRIDE);
-          g_snprintf (what, sizeof what, "%s, a NaN pixel", fmt);
-          warnings = 0;
-          for (gint color = 0; color <= 1; color++)
-            {
-              out = run_op (in, "color-mode", color, "backend", 1, NULL);
-              same_as_input (in, out, NULL, what);
-              check_warning ("NaN", what);
-              g_clear_object (&out);
-            }
-        }
-      g_object_unref (in);
-    }
-  g_free (rgba);
-}
-
-/* Blits `rect` of the op's output on `in` in the input's format, and
- * returns the output format the op announced (blit_op_valist). */
-static guchar *
-blit_op (GeglBuffer *in, const GeglRectangle *rect, const Babl **announced, const gchar *first_property, ...)
-{
-  guchar  *buf;
-  va_list  ap;
-
-  va_start (ap, first_property);
-  buf = blit_op_valist (in, rect, NULL, announced, first_property, ap);
-  va_end (ap);
-  return buf;
-}
-
-/* Larger than the library takes, and out of memory: inputs of a side
- * beyond HT_MAX_SIDE, and of more than 10^9 pixels under an
- * address-space limit that leaves no room for them, run serpentine (a
- * scan that needs the whole image at once: in bands of rows, the rows
- * above a corner need little memory). The buffers are sparse and only a
- * corner is read back, so neither costs the memory it stands for. */
-static void
-test_failures_large (void)
-{
-  static const gchar *const fmts[] = { "R'G'B'A u8", "Y' u8", "R'G'B' float", "Y'A float" };
-  const GeglRectangle corner = { 0, 0, 64, 16 };
-
-  for (gsize k = 0; k < G_N_ELEMENTS (fmts); k++)
-    {
-      const Babl   *f = babl_format (fmts[k]);
-      const gsize   bytes = (gsize) corner.width * (gsize) corner.height * (gsize) babl_format_get_bytes_per_pixel (f);
-      GeglRectangle wide = { 0, 0, (gint) HT_MAX_SIDE + 1, corner.height };
-      GeglRectangle big = { 0, 0, 40000, 30000 };
-      GeglBuffer   *in = gegl_buffer_new (&wide, f);
-      guchar       *rgba = make_rgba8 (corner.width, corner.height);
-      guchar       *want = g_malloc (bytes), *got;
-      const Babl   *announced = NULL;
-      gchar         what[128];
-      struct rlimit old, lim;
-      FILE         *statm;
-      unsigned long pages = 0;
-
-      gegl_buffer_set (in, &corner, 0, babl_format ("R'G'B'A u8"), rgba, GEGL_AUTO_ROWSTRIDE);
-      gegl_buffer_get (in, &corner, 1.0, f, want, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-      g_snprintf (what, sizeof what, "%s, %d pixels wide", fmts[k], wide.width);
-      warnings = 0;
-      got = blit_op (in, &corner, &announced, NULL);
-      CHECK (memcmp (got, want, bytes) == 0, "%s: output pixels differ from the input's", what);
-      check_warning ("larger than the library takes", what);
-      CHECK (announced == f, "%s: the op announced %s", what, babl_get_name (announced));
-      g_free (got);
-      g_object_unref (in);
-
-      /* out of memory: room for what GEGL needs, not for the image */
-      in = gegl_buffer_new (&big, f);
-      gegl_buffer_set (in, &corner, 0, babl_format ("R'G'B'A u8"), rgba, GEGL_AUTO_ROWSTRIDE);
-      gegl_buffer_get (in, &corner, 1.0, f, want, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
-      statm = fopen ("/proc/self/statm", "r");
-      if (!statm || fscanf (statm, "%lu", &pages) != 1 || getrlimit (RLIMIT_AS, &old) != 0)
-        {
-          printf ("out of memory: not tested (no /proc/self/statm or RLIMIT_AS)\n");
-          if (statm)
-            fclose (statm);
-          g_object_unref (in);
-          g_free (rgba);
-          g_free (want);
-          continue;
-        }
-      fclose (statm);
-      lim = old;
-      lim.rlim_cur = (rlim_t) pages * (rlim_t) sysconf (_SC_PAGESIZE) + ((rlim_t) 512 << 20);
-      if (old.rlim_cur != RLIM_INFINITY && lim.rlim_cur > old.rlim_cur)
-        lim.rlim_cur = old.rlim_cur;
-      g_snprintf (what, sizeof what, "%s, out of memory for %dx%d", fmts[k], big.width, big.height);
-      warnings = 0;
-      CHECK (setrlimit (RLIMIT_AS, &lim) == 0, "%s: setrlimit", what);
-      got = blit_op (in, &corner, &announced, "backend", 1, "serpentine", TRUE, NULL);
-      CHECK (setrlimit (RLIMIT_AS, &old) == 0, "%s: setrlimit back", what);
-      CHECK (memcmp (got, want, bytes) == 0, "%s: output pixels differ from the input's", what);
-      check_warning ("out of memory", what);
-      CHECK (announced == f, "%s: the op announced %s", what, babl_get_name (announced));
-      g_free (got);
-      g_object_unref (in);
-      g_free (rgba);
-      g_free (want);
-    }
-}
-
-/* backend=cuda: the same bits as the CPU, computed on the GPU where one
- * is usable; where not, on the CPU with a warning naming the problem (the
- * module itself loads anywhere). */
-static void
-test_backend_cuda (void)
-{
-  const gint  w = 67, h = 41;
-  guchar     *rgba = make_rgba8 (w, h);
-  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
-  GeglBuffer *cpu = run_op (in, "backend", 1, NULL);
-  GeglBuffer *gpu;
-  guchar     *a, *b;
-
-  warnings = 0;
-  gpu = run_op (in, "backend", 2, NULL);
-  a = get_pixels (cpu, "Y'A u8");
-  b = get_pixels (gpu, "Y'A u8");
-  CHECK (memcmp (a, b, (gsize) w * (gsize) h * 2) == 0, "cuda backend differs from the cpu backend");
-  if (warnings > 0)
-    CHECK ((strstr (last_warning->str, "cuda") != NULL || strstr (last_warning->str, "GPU") != NULL) &&
-           strstr (last_warning->str, "computed on the CPU instead") != NULL,
-           "backend cuda fell back without saying why: %s", last_warning->str);
-  printf ("backend cuda: %s\n", warnings ? last_warning->str : "ran, identical to cpu");
-  g_free (a); g_free (b);
-  g_object_unref (cpu); g_object_unref (gpu); g_object_unref (in);
-  g_free (rgba);
-}
-
 /* Asking for a small part of the output gives that part of the whole
  * result (error diffusion is global; a crop must not restart it). */
 static void
@@ -925,210 +595,10 @@ test_progress (void)
   g_object_unref (out); g_object_unref (g); g_object_unref (in); g_free (rgba);
 }
 
-/* ------------------------------------------------- the kept context */
-
-static gboolean
-same_buffers (GeglBuffer *a, GeglBuffer *b)
-{
-  const GeglRectangle *ra = gegl_buffer_get_extent (a), *rb = gegl_buffer_get_extent (b);
-  gboolean             same = gegl_rectangle_equal (ra, rb);
-
-  if (same)
-    {
-      guchar *pa = get_pixels (a, "Y' u8"), *pb = get_pixels (b, "Y' u8");
-      same = memcmp (pa, pb, (gsize) ra->width * (gsize) ra->height) == 0;
-      g_free (pa);
-      g_free (pb);
-    }
-  return same;
-}
-
-typedef struct
-{
-  GeglBuffer *in;
-  GeglBuffer *want;
-  gint        threads;
-  gint        bad;
-} Runner;
-
-static gpointer
-run_many (gpointer user)
-{
-  Runner *r = user;
-
-  for (gint k = 0; k < 6; k++)
-    {
-      GeglBuffer *out = run_op (r->in, "threads", r->threads, "backend", 1, NULL);
-      if (!out || !same_buffers (out, r->want))
-        r->bad++;
-      if (out)
-        g_object_unref (out);
-    }
-  return NULL;
-}
-
-/* Runs the default main loop until the op frees its idle context (a
- * debug line), for at most 8 s. */
-static gboolean
-wait_freed (void)
-{
-  const gint   freed = g_atomic_int_get (&contexts_freed);
-  const gint64 end = g_get_monotonic_time () + 8 * G_USEC_PER_SEC;
-
-  while (g_atomic_int_get (&contexts_freed) == freed && g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (20000);
-  return g_atomic_int_get (&contexts_freed) == freed + 1;
-}
-
-/* Calls one after another share one core context, whatever their
- * settings; calls at the same time each get one of their own and the
- * same pixels; an idle context is freed after HT_GEGL_KEEP_SECONDS where
- * a main loop runs, and 0 keeps none. */
-static void
-test_kept_context (void)
-{
-  const gint  w = 257, h = 129;
-  guchar     *rgba = make_rgba8 (w, h);
-  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
-  GeglBuffer *want = run_op (in, "threads", 1, "backend", 1, NULL);
-  gint        made;
-
-  g_setenv ("HT_GEGL_KEEP_SECONDS", "30", TRUE);
-  made = g_atomic_int_get (&contexts_made);
-  for (gint t = 0; t < 4; t++)
-    {
-      GeglBuffer *out = run_op (in, "threads", t, "backend", 1, NULL);
-      CHECK (same_buffers (out, want), "kept context, threads %d: other pixels", t);
-      g_object_unref (out);
-    }
-  CHECK (g_atomic_int_get (&contexts_made) == made, "4 calls one after another made %d core contexts, not 0",
-         g_atomic_int_get (&contexts_made) - made);
-
-  {
-    Runner   r[3];
-    GThread *th[3];
-
-    for (gint i = 0; i < 3; i++)
-      {
-        r[i] = (Runner) { in, want, i + 1, 0 };
-        th[i] = g_thread_new ("halftone-test", run_many, &r[i]);
-      }
-    for (gint i = 0; i < 3; i++)
-      {
-        g_thread_join (th[i]);
-        CHECK (r[i].bad == 0, "calls at the same time (%d threads each): %d of 6 gave other pixels",
-               r[i].threads, r[i].bad);
-      }
-  }
-
-  /* freed once idle for HT_GEGL_KEEP_SECONDS, by a main loop */
-  g_setenv ("HT_GEGL_KEEP_SECONDS", "1", TRUE);
-  {
-    GeglBuffer *out = run_op (in, "threads", 2, "backend", 1, NULL);
-
-    g_object_unref (out);
-    CHECK (wait_freed (), "the idle context was not freed within 8 s");
-    made = g_atomic_int_get (&contexts_made);
-    out = run_op (in, "threads", 2, "backend", 1, NULL);
-    CHECK (g_atomic_int_get (&contexts_made) == made + 1, "no new context after the idle one was freed");
-    CHECK (same_buffers (out, want), "after the idle context was freed: other pixels");
-    g_object_unref (out);
-    CHECK (wait_freed (), "the second idle context was not freed within 8 s");
-  }
-
-  /* 0: none kept */
-  g_setenv ("HT_GEGL_KEEP_SECONDS", "0", TRUE);
-  made = g_atomic_int_get (&contexts_made);
-  for (gint k = 0; k < 3; k++)
-    g_object_unref (run_op (in, "threads", 2, "backend", 1, NULL));
-  CHECK (g_atomic_int_get (&contexts_made) == made + 3, "HT_GEGL_KEEP_SECONDS=0: %d contexts for 3 calls, not 3",
-         g_atomic_int_get (&contexts_made) - made);
-  g_unsetenv ("HT_GEGL_KEEP_SECONDS");
-
-  g_object_unref (want);
-  g_object_unref (in);
-  g_free (rgba);
-}
-
-/* Runs the op on `in` (properties as run_op) with `cancel` as its
- * "halftone-cancel" flag; gives the output, and the run's
- * "halftone-failed" and "halftone-notice" (g_free them). */
-static GeglBuffer *
-run_op_embedded (GeglBuffer *in, gint *cancel, gchar **failed, gchar **notice, const gchar *first_property, ...)
-{
-  GeglNode   *g    = gegl_node_new ();
-  GeglBuffer *out  = NULL;
-  GeglNode   *src  = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
-  GeglNode   *op   = gegl_node_new_child (g, "operation", OP, NULL);
-  GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink", "buffer", &out, NULL);
-  GObject    *obj  = G_OBJECT (gegl_node_get_gegl_operation (op));
-  va_list     ap;
-
-  va_start (ap, first_property);
-  gegl_node_set_valist (op, first_property, ap);
-  va_end (ap);
-  if (cancel)
-    g_object_set_data (obj, "halftone-cancel", cancel);
-  gegl_node_link_many (src, op, sink, NULL);
-  gegl_node_process (sink);
-  *failed = g_strdup (g_object_get_data (obj, "halftone-failed"));
-  *notice = g_strdup (g_object_get_data (obj, "halftone-notice"));
-  g_object_unref (g);
-  return out;
-}
-
-/* What a program running the op in its own process (the GIMP 2.10
- * plug-in) reads and sets on the operation object: the reason of a
- * pass-through, the note of a fall-back to the CPU, and a cancel, which
- * passes the input on without a warning. */
-static void
-test_embedding (void)
-{
-  const gint  w = 300, h = 200;
-  guchar     *rgba = make_rgba8 (w, h);
-  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
-  GeglBuffer *out;
-  gchar      *failed, *notice;
-  gint        cancel = 1;
-
-  out = run_op_embedded (in, NULL, &failed, &notice, "backend", 1, NULL);
-  CHECK (failed == NULL && notice == NULL, "a good run: failed %s, notice %s", failed, notice);
-  g_clear_object (&out); g_free (failed); g_free (notice);
-
-  out = run_op_embedded (in, NULL, &failed, &notice, "algorithm", 8, "coefficients", "- * 7; 3 x 1", NULL);
-  CHECK (failed && strstr (failed, "position") && strstr (failed, "coefficients"),
-         "bad coefficients: failed is %s", failed);
-  same_as_input (in, out, NULL, "embedded, bad coefficients");
-  g_clear_object (&out); g_free (failed); g_free (notice);
-
-  out = run_op_embedded (in, NULL, &failed, &notice, "backend", 2, "serpentine", TRUE, NULL);
-  CHECK (failed == NULL && notice && strstr (notice, "computed on the CPU"),
-         "serpentine on cuda: failed %s, notice %s", failed, notice);
-  g_clear_object (&out); g_free (failed); g_free (notice);
-
-  warnings = 0;
-  out = run_op_embedded (in, &cancel, &failed, &notice, "backend", 1, NULL);
-  CHECK (g_strcmp0 (failed, "cancelled") == 0, "cancelled run: failed is %s", failed);
-  CHECK (warnings == 0, "a cancel asked for warned: %s", last_warning->str);
-  same_as_input (in, out, NULL, "embedded, cancelled");
-  g_clear_object (&out); g_free (failed); g_free (notice);
-
-  g_object_unref (in);
-  g_free (rgba);
-}
-
 int
 main (int argc, char **argv)
 {
-  last_warning = g_string_new ("");
-  last_warning_domain = g_string_new ("");
-  /* The op is GPL-3.0-or-later; GEGL only lists such ops to programs
-   * that accept the GPL3 (gegl itself and GIMP do). */
-  g_object_set (gegl_config (), "application-license", "GPL3", NULL);
-  gegl_init (&argc, &argv);
-  g_log_set_default_handler (log_handler, NULL);
-
+  op_test_start (&argc, &argv);
   if (argc > 1 && strcmp (argv[1], "--print-reference-hash") == 0)
     {
       gboolean binary;
@@ -1139,9 +609,9 @@ main (int argc, char **argv)
       return 0;
     }
 
-  test_registered ();
-  if (gegl_has_operation (OP))
+  if (op_registered ())
     {
+      test_registered ();
       test_reference_hash ();
       test_enums_are_library_lists ();
       test_enum_nicks ();
@@ -1151,17 +621,8 @@ main (int argc, char **argv)
       test_search ();
       test_linear ();
       test_custom ();
-      test_failures_pass_input_through ();
-      test_failures_large ();
       test_partial_request ();
-      test_backend_cuda ();
-      test_embedding ();
       test_progress ();
-      test_kept_context ();
     }
-  printf ("%d checks, %d failed\n", checks, failures);
-  g_string_free (last_warning, TRUE);
-  g_string_free (last_warning_domain, TRUE);
-  gegl_exit ();
-  return failures ? 1 : 0;
+  return op_test_end ();
 }
