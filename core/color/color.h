@@ -6,6 +6,7 @@
  *   pd.h          the shared arithmetic (C and CUDA)
  *   pd.c          the sequential reference (serpentine too)
  *   pd_threads.c  the threaded k-delay scan of the rows
+ *   pd_diagonal.c its fast kernel: bands of rows as SIMD lanes (AVX2)
  */
 #ifndef HT_COLOR_H
 #define HT_COLOR_H
@@ -50,5 +51,16 @@ static inline void ht_color_load(const ht_color_job *cj, int64_t y, int64_t x0, 
 
 ht_status ht_pd_run(ht_job *job, const ht_rows *rows);         /* pd.c         */
 ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows); /* pd_threads.c */
+
+/* pd_diagonal.c: the fast kernel's run for T threads, or NULL where it
+ * does not take the job (or memory failed: job->msg says so); thread
+ * me's share of the work once T threads run; whether some error grew
+ * past what its 32-bit products take (then the job must run again on
+ * the row kernel). */
+typedef struct ht_pdd ht_pdd;
+ht_pdd *ht_pd_diagonal_new(ht_job *job, int T);
+void ht_pd_diagonal_work(ht_pdd *S, int me, int T);
+bool ht_pd_diagonal_overflowed(const ht_pdd *S);
+void ht_pd_diagonal_free(ht_pdd *S);
 
 #endif

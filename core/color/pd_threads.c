@@ -160,8 +160,11 @@ static void work(pdt *S, int me)
   }
 }
 
+/* One run on T threads: the row kernel's (S) or the fast kernel's (D). */
 typedef struct {
   pdt *S;
+  ht_pdd *D;
+  int T;           /* the threads that run, final once `go` is set */
   _Atomic int go;
 } start;
 
@@ -170,7 +173,11 @@ static void helper(void *arg, int k)
   start *st = arg;
   while (atomic_load_explicit(&st->go, memory_order_acquire) == 0)
     sched_yield();
-  if (k < st->S->T)
+  if (k >= st->T)
+    return;
+  if (st->D)
+    ht_pd_diagonal_work(st->D, k, st->T);
+  else
     work(st->S, k);
 }
 
@@ -187,6 +194,38 @@ static void *worker_main(void *arg)
   return NULL;
 }
 
+/* Runs st's kernel on up to T threads (the caller is thread 0); false
+ * when the worker table cannot be had. */
+static bool team(ht_job *job, int T, start *st)
+{
+  worker *workers = ht_alloc(job, (size_t)T, sizeof *workers);
+  if (!workers)
+    return false;
+  int started = 1;
+  if (job->pool)
+    started += ht_pool_start(job->pool, T - 1, helper, st);
+  else
+    for (int t = 1; t < T; t++) {
+      workers[t].st = st;
+      workers[t].k = t;
+      if (pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]) != 0)
+        break;
+      started++;
+    }
+  st->T = started; /* work is dealt only once `go` is set */
+  if (st->S)
+    st->S->T = started;
+  atomic_store_explicit(&st->go, 1, memory_order_release);
+  helper(st, 0);
+  if (job->pool)
+    ht_pool_wait(job->pool);
+  else
+    for (int t = 1; t < started; t++)
+      pthread_join(workers[t].tid, NULL);
+  free(workers);
+  return true;
+}
+
 ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
 {
   (void)rows;
@@ -195,6 +234,26 @@ ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
     return HT_ERR_UNSUPPORTED;
   }
   const ht_color_job *cj = job->color;
+  int T = job->threads < 1 ? 1 : job->threads;
+  if (T > cj->rows[0].height)
+    T = (int)cj->rows[0].height;
+  if (T > HT_POOL_MAX + 1)
+    T = HT_POOL_MAX + 1;
+  /* The fast kernel where it takes the job; the row kernel for the rest,
+   * and again for a job whose errors grew past the fast kernel's range. */
+  ht_pdd *D = ht_pd_diagonal_new(job, T);
+  if (D) {
+    start go = { NULL, D, T, 0 };
+    const bool ran = team(job, T, &go);
+    const bool over = ran && ht_pd_diagonal_overflowed(D);
+    ht_pd_diagonal_free(D);
+    if (!ran)
+      return HT_ERR_NO_MEMORY;
+    if (ht_job_cancelled(job))
+      return HT_ERR_CANCELLED;
+    if (!over)
+      return HT_OK;
+  }
   pdt S;
   memset(&S, 0, sizeof S);
   S.job = job;
@@ -203,11 +262,6 @@ ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
   S.h = cj->rows[0].height;
   S.D = job->filter.reach_down;
   S.L = job->filter.reach_left;
-  int T = job->threads < 1 ? 1 : job->threads;
-  if (T > S.h)
-    T = (int)S.h;
-  if (T > HT_POOL_MAX + 1)
-    T = HT_POOL_MAX + 1;
   S.T = T;
   S.ring = T + (S.D > 1 ? S.D : 1);
   S.ch = S.w / (4 * (int64_t)T); /* the rows in flight span a quarter of the width */
@@ -218,9 +272,8 @@ ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
   void *prog_mem = ht_alloc(job, (size_t)S.ring + 1, sizeof *S.prog);
   S.bufs = ht_alloc_raw(job, (size_t)T * ((size_t)P + 3) * W, sizeof *S.bufs);
   S.lvs = ht_alloc_raw(job, (size_t)T * (size_t)P * W, 1);
-  worker *workers = ht_alloc(job, (size_t)T, sizeof *workers);
   ht_status st = HT_OK;
-  if (!S.acc || !prog_mem || !S.bufs || !S.lvs || !workers) {
+  if (!S.acc || !prog_mem || !S.bufs || !S.lvs) {
     st = HT_ERR_NO_MEMORY;
     goto out;
   }
@@ -228,33 +281,15 @@ ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
   /* slot r starts as row r - ring, "done": row 0 waits for no one */
   for (int r = 0; r < S.ring; r++)
     atomic_init(&S.prog[r].v, 0);
-  start go = { &S, 0 };
-  int started = 1;
-  if (job->pool)
-    started += ht_pool_start(job->pool, T - 1, helper, &go);
-  else
-    for (int t = 1; t < T; t++) {
-      workers[t].st = &go;
-      workers[t].k = t;
-      if (pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]) != 0)
-        break;
-      started++;
-    }
-  S.T = started; /* rows are dealt only once `go` is set */
-  atomic_store_explicit(&go.go, 1, memory_order_release);
-  work(&S, 0);
-  if (job->pool)
-    ht_pool_wait(job->pool);
-  else
-    for (int t = 1; t < started; t++)
-      pthread_join(workers[t].tid, NULL);
-  if (ht_job_cancelled(job))
+  start go = { &S, NULL, T, 0 };
+  if (!team(job, T, &go))
+    st = HT_ERR_NO_MEMORY;
+  else if (ht_job_cancelled(job))
     st = HT_ERR_CANCELLED;
 out:
   free(S.acc);
   free(prog_mem);
   free(S.bufs);
   free(S.lvs);
-  free(workers);
   return st;
 }
