@@ -49,7 +49,7 @@
 #include <string.h>
 
 #include "footprint.h"
-#include "wavefront.h"
+#include "wavefront_sched.h"
 
 /* ------------------------------------------------------------ threads */
 
@@ -70,21 +70,6 @@ typedef struct {
   int me;
   pthread_t tid;
 } worker;
-
-/* Carried rows (job.h): the rows of band B that the band below it in a
- * taller image reads, copied once the band is done from its set, where
- * its last dk rows are whole rows. Only the image's last bands have
- * any. */
-void ht_wf_carry_out(const wf *W, const band *B)
-{
-  if (!W->job->carry_out)
-    return;
-  for (int j = B->g - W->dk > 0 ? B->g - W->dk : 0; j < B->g; j++) {
-    int32_t *dst = ht_job_carry_out_row(W->job, W->w, W->h, B->y0 + j);
-    if (dst)
-      memcpy(dst, band_set(W, B->b) + (size_t)(j - (B->g - W->dk)) * W->S, (size_t)W->w * sizeof *dst);
-  }
-}
 
 /* Thread `me`'s share of the run: bands off the ticket until none is
  * left (the diagonal kernel's threads share bands instead). */
@@ -240,7 +225,7 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows)
      * that every counter has its own cache line */
     W.prog_mem = ht_alloc(job, (size_t)W.ring + 1, sizeof *W.prog);
     W.pace_mem = ht_alloc(job, (size_t)T + 1, sizeof *W.pace);
-    W.prog = W.prog_mem ? (progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
+    W.prog = W.prog_mem ? (wf_progress *)(((uintptr_t)W.prog_mem + 63) & ~(uintptr_t)63) : NULL;
     W.pace = W.pace_mem ? (pace *)(((uintptr_t)W.pace_mem + 63) & ~(uintptr_t)63) : NULL;
     workers = ht_alloc(job, (size_t)T, sizeof *workers);
     /* the kernel's own buffers */

@@ -2,15 +2,15 @@
  * wavefront.c and, at length, in docs/algorithms.md ("The wavefront").
  *
  *   wavefront.c                 the entry point: sizes, buffers, threads
- *   wavefront_sched.c           tickets, progress counters, waiting, paces
- *                               and band heights
+ *   wavefront_sched.c           tickets, progress counters, waiting, paces,
+ *                               band heights and the rows a band carries out
  *   wavefront_parallelogram.c   the kernel for every filter and level count
  *   wavefront_diagonal.c        the AVX2 kernel for Floyd-Steinberg shapes
  *                               with binary output
  *   wavefront_diagonal_sched.c  how threads share that kernel's bands
  */
-#ifndef HT_WAVEFRONT_H
-#define HT_WAVEFRONT_H
+#ifndef HT_WAVEFRONT_COMMON_H
+#define HT_WAVEFRONT_COMMON_H
 
 #include <pthread.h>
 
@@ -40,7 +40,7 @@ typedef struct {
   _Atomic int polling;             /* this band polls for the band above   */
   pthread_mutex_t lock;
   pthread_cond_t wake;
-} progress;
+} wf_progress;
 
 /* A band: rows y0 .. y0 + g - 1; the band above has gprev rows. */
 typedef struct {
@@ -131,7 +131,7 @@ struct wf {
   pace *pace;          /* T threads' paces                               */
   void *pace_mem;
   wf_stats st[WF_STATS ? MAX_THREADS : 1]; /* bench builds: where each thread's time went */
-  progress *prog;      /* ring slots, slot = band mod ring               */
+  wf_progress *prog;   /* ring slots, slot = band mod ring               */
   void *prog_mem;
   band_fn band;
   _Atomic int go;      /* > 0: T is final, workers may start            */
@@ -154,7 +154,7 @@ static inline void cpu_relax(void)
 
 /* Publishes a band's progress and wakes its sleepers. Inline: the
  * kernels call it inside their loops. */
-static inline void publish(progress *p, uint64_t value)
+static inline void publish(wf_progress *p, uint64_t value)
 {
   atomic_store(&p->v, value);
   if (atomic_load(&p->sleepers) > 0) {
@@ -190,22 +190,6 @@ static inline void pace_sample(wf *W, int me, int64_t *t_mark, int64_t *waited, 
   *units = 0;
 }
 
-void ht_wf_wait_1ms(pthread_cond_t *c, pthread_mutex_t *m);
-/* Once band B is done: its rows that the job's carry_out takes
- * (wavefront.c). */
-void ht_wf_carry_out(const wf *W, const band *B);
-bool ht_wf_wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint64_t *seen, int64_t *waited);
-/* The same, with the usual case inline: the kernel's loop asks at every
- * step, and `seen` mostly shows the steps done already. */
-static inline bool wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint64_t *seen,
-                             int64_t *waited)
-{
-  if (*seen >= ((uint64_t)b << 32) + need)
-    return true;
-  return ht_wf_wait_band(W, me, b, need, all, seen, waited);
-}
-bool ht_wf_ticket_take(wf *W, int want, bool (*may)(const wf *W, int64_t b, int g), band *B);
-int ht_wf_band_rows(const wf *W, int me);
 
 /* ------------------------------------------------------------- the kernels */
 

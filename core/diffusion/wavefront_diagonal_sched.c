@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wavefront.h"
+#include "wavefront_sched.h"
 
 #if WF_AVX2
 

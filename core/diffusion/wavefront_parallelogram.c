@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "footprint.h"
-#include "wavefront.h"
+#include "wavefront_sched.h"
 
 #define ILP 8 /* chains interleaved in one loop (registers allow 8) */
 
@@ -202,7 +202,7 @@ HT_AI bool run_band(const int L, const int R, const int D, const bool binary, wf
   const int64_t prev_all = band_steps(w, SH, B->gprev);
   const int jp = B->gprev - 1;
   const int64_t last0 = chunk_last(w, SH, 0);
-  progress *mine = &W->prog[b % W->ring];
+  wf_progress *mine = &W->prog[b % W->ring];
   int64_t cfirst[G], clast[G], xs0[G], xs1[G];
   for (int j = 0; j < g; j++) {
     cfirst[j] = chunk_first(SH, j);

@@ -20,9 +20,10 @@
  *    threads' rates. Heights never change what is computed. */
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
-#include "wavefront.h"
+#include "wavefront_sched.h"
 
 #ifdef HT_WF_HEIGHT_TEST
 _Atomic long long ht_wf_test_other_heights;
@@ -68,7 +69,7 @@ bool ht_wf_wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint
   const uint64_t base = (uint64_t)b << 32;
   if (*seen >= base + need)
     return true;
-  progress *p = &W->prog[b % W->ring];
+  wf_progress *p = &W->prog[b % W->ring];
   if ((*seen = atomic_load_explicit(&p->v, memory_order_acquire)) >= base + need)
     return true;
   const uint64_t want = base + (need + SLACK < all ? need + SLACK : all);
@@ -80,7 +81,7 @@ bool ht_wf_wait_band(wf *W, int me, int64_t b, uint64_t need, uint64_t all, uint
    * band above neither moves nor polls for W->stall_ns, its thread has
    * been preempted (a busy machine) or sleeps: then block too, and leave
    * the core to whoever can use it; likewise after POLL_NS. */
-  progress *mine = &W->prog[(b + 1) % W->ring];
+  wf_progress *mine = &W->prog[(b + 1) % W->ring];
   atomic_store_explicit(&mine->polling, 1, memory_order_relaxed);
   const int64_t t0 = ht_now_ns();
   bool ok = true;
@@ -187,4 +188,19 @@ int ht_wf_band_rows(const wf *W, int me)
     return W->bg; /* not measured yet */
   const int g = (int)(((uint64_t)W->bg * best + mine / 2) / mine);
   return g < W->gmin ? W->gmin : g > W->bg ? W->bg : g;
+}
+
+/* Carried rows (job.h): the rows of band B that the band below it in a
+ * taller image reads, copied once the band is done from its set, where
+ * its last dk rows are whole rows. Only the image's last bands have
+ * any. */
+void ht_wf_carry_out(const wf *W, const band *B)
+{
+  if (!W->job->carry_out)
+    return;
+  for (int j = B->g - W->dk > 0 ? B->g - W->dk : 0; j < B->g; j++) {
+    int32_t *dst = ht_job_carry_out_row(W->job, W->w, W->h, B->y0 + j);
+    if (dst)
+      memcpy(dst, band_set(W, B->b) + (size_t)(j - (B->g - W->dk)) * W->S, (size_t)W->w * sizeof *dst);
+  }
 }

@@ -282,6 +282,24 @@ void ht_sx_begin(const ht_sx *s, ht_sx_scratch *w, int64_t i, int64_t j)
   }
 }
 
+void ht_sx_mark(const ht_sx *s, int64_t y0, int64_t y1, int64_t x0, int64_t x1)
+{
+  /* position i's window has rows i + off .. i + off + wh - 1 */
+  const int64_t d = 2 * s->r;
+  int64_t i0 = y0 - d - s->wh + 1 - s->off, i1 = y1 + d - s->off;
+  int64_t j0 = x0 - d - s->ww + 1 - s->off, j1 = x1 + d - s->off;
+  i0 = i0 < 0 ? 0 : i0;
+  j0 = j0 < 0 ? 0 : j0;
+  i1 = i1 >= s->ph ? s->ph - 1 : i1;
+  j1 = j1 >= s->pw ? s->pw - 1 : j1;
+  for (int64_t i = i0; i <= i1; i++)
+    for (int64_t j = j0; j <= j1; j++) {
+      if (s->mark_check)
+        s->mark_check(s, i, j);
+      atomic_store_explicit(&s->dirty[i * s->pw + j], 1, memory_order_relaxed);
+    }
+}
+
 void ht_sx_commit(const ht_sx *s, ht_sx_scratch *w, uint32_t pattern)
 {
   const uint32_t flipped = (pattern ^ w->cur) & w->inside;

@@ -64,6 +64,8 @@ bool ht_sx_take(const ht_sx *s, int64_t i, int64_t j)
 static _Thread_local int64_t check_br, check_bc;
 static _Thread_local int check_group = -1;
 
+/* ht_sx_mark's hook: a flag set must belong to the marking block or to
+ * another group. */
 static void check_mark(const ht_sx *s, int64_t i, int64_t j)
 {
   const int64_t br = i / s->q, bc = j / s->q;
@@ -75,25 +77,6 @@ static void check_mark(const ht_sx *s, int64_t i, int64_t j)
   }
 }
 #endif
-
-void ht_sx_mark(const ht_sx *s, int64_t y0, int64_t y1, int64_t x0, int64_t x1)
-{
-  /* position i's window has rows i + off .. i + off + wh - 1 */
-  const int64_t d = 2 * s->r;
-  int64_t i0 = y0 - d - s->wh + 1 - s->off, i1 = y1 + d - s->off;
-  int64_t j0 = x0 - d - s->ww + 1 - s->off, j1 = x1 + d - s->off;
-  i0 = i0 < 0 ? 0 : i0;
-  j0 = j0 < 0 ? 0 : j0;
-  i1 = i1 >= s->ph ? s->ph - 1 : i1;
-  j1 = j1 >= s->pw ? s->pw - 1 : j1;
-  for (int64_t i = i0; i <= i1; i++)
-    for (int64_t j = j0; j <= j1; j++) {
-#if SX_CHECK
-      check_mark(s, i, j);
-#endif
-      atomic_store_explicit(&s->dirty[i * s->pw + j], 1, memory_order_relaxed);
-    }
-}
 
 /* ------------------------------------------------------------ the rounds */
 
@@ -298,6 +281,7 @@ ht_status ht_sx_schedule_run(ht_sx *s)
   const bool parallel = job->schedule == HT_SCHEDULE_PARALLEL;
   S.threads = parallel && job->pool ? job->threads : 1;
 #if SX_CHECK
+  s->mark_check = check_mark;
   /* tests make the rule fail on purpose with a smaller block */
   const char *test_q = getenv("HT_SEARCH_TEST_BLOCK");
   if (test_q && atoi(test_q) > 0)

@@ -91,6 +91,9 @@ struct ht_sx {
   void *itab_mem;
   void *e_mem;
   ht_sx_step step;
+  /* Checked builds of the schedule (schedule.c) see every flag that
+   * ht_sx_mark sets; NULL otherwise. */
+  void (*mark_check)(const ht_sx *s, int64_t i, int64_t j);
   size_t work;         /* vectors of the step's own working memory      */
   /* What the last run did (the schedule adds up its threads' counts):
    * rounds, windows searched, windows changed. */
@@ -129,8 +132,11 @@ void ht_sx_scratch_free(ht_sx_scratch *w);
 void ht_sx_begin(const ht_sx *s, ht_sx_scratch *w, int64_t i, int64_t j);
 /* Writes back the region (whose e w->e now holds for `pattern`), sets
  * the window's pixels to `pattern` and marks the windows within 2r of
- * the changed pixels for the next search (schedule.c). */
+ * the changed pixels for the next search (ht_sx_mark). */
 void ht_sx_commit(const ht_sx *s, ht_sx_scratch *w, uint32_t pattern);
+/* Sets the skip-map flags of the positions whose window lies within 2r
+ * of the pixels y0..y1 x x0..x1; the schedule takes them (ht_sx_take). */
+void ht_sx_mark(const ht_sx *s, int64_t y0, int64_t y1, int64_t x0, int64_t x1);
 /* Stores b through rows. */
 void ht_sx_store(const ht_sx *s, const ht_rows *rows);
 /* The total error of the plane, sum of |e| (a check for tests). */
@@ -139,9 +145,6 @@ int64_t ht_sx_total(const ht_sx *s);
 /* schedule.c: the rounds, on job->threads threads (parallel schedule)
  * or one (raster); HT_ERR_CANCELLED when the user cancelled. */
 ht_status ht_sx_schedule_run(ht_sx *s);
-/* Marks the positions whose window lies within 2r of the pixels
- * y0..y1 x x0..x1 (for ht_sx_commit). */
-void ht_sx_mark(const ht_sx *s, int64_t y0, int64_t y1, int64_t x0, int64_t x1);
 /* Whether the position is due for a search; clears its flag. */
 bool ht_sx_take(const ht_sx *s, int64_t i, int64_t j);
 
