@@ -105,11 +105,14 @@ static void make_tables(void)
 
 /* ------------------------------------------------------------ bit output */
 
+/* The bits written so far: `pos` of them, all final but for the last
+ * pos % 8, which acc also holds (the last bit lowest). Two words, so
+ * that the state lives in registers and passes in and out of a function
+ * in them. */
 typedef struct {
-  uint64_t acc; /* pending bits, the last one lowest; n of them count */
-  unsigned n;   /* below 8 between calls */
-  uint8_t *p;
-} bit_out;
+  uint64_t acc;
+  uint64_t pos;
+} bits;
 
 static inline void store_be64(uint8_t *p, uint64_t v)
 {
@@ -118,31 +121,40 @@ static inline void store_be64(uint8_t *p, uint64_t v)
   memcpy(p, &v, 8);
 }
 
-/* 1 <= len <= 32. The whole bytes go out at every call, without a
- * branch (which noise's codes would mispredict): 8 bytes are stored, the
- * pointer moves by the whole ones; the rest are written again later. */
-static inline void put(bit_out *b, uint32_t code, unsigned len)
+/* 1 <= len <= 32. The bytes from the first unfinished one go out at
+ * every call, 8 of them, without a branch (which noise's codes would
+ * mispredict); the ones not yet final are written again later. The
+ * only state carried from code to code is pos + len and acc. */
+static inline bits put(bits b, uint8_t *out, uint32_t code, unsigned len)
 {
-  b->acc = b->acc << len | code;
-  b->n += len;
-  store_be64(b->p, b->acc << (64 - b->n));
-  b->p += b->n >> 3;
-  b->n &= 7;
+  unsigned n = (unsigned)(b.pos & 7) + len;
+  b.acc = b.acc << len | code;
+  store_be64(out + (b.pos >> 3), b.acc << (64 - n));
+  b.pos += len;
+  return b;
 }
 
-/* A run of `run` pixels of colour `c` (T.4 §4.1): make-up codes of 2560
- * while at least 2560 are left, one make-up code for the multiple of 64
- * below what is left, then the terminating code of the rest. */
-static inline void put_run(bit_out *b, unsigned c, uint32_t run)
+/* Horizontal mode: the mode's code, then a run of r1 pixels of colour c
+ * and one of r2 of the other colour (T.4 §4.1), either 64 or longer:
+ * make-up codes of 2560 while at least 2560 are left, one make-up code
+ * for the multiple of 64 below what is left, then the terminating code
+ * of the rest. Out of line: rare, and it would take registers from the
+ * loop of the common modes. */
+__attribute__((noinline)) static bits put_long_runs(bits b, uint8_t *out, unsigned c, uint32_t r1, uint32_t r2)
 {
-  for (; run >= 2560; run -= 2560)
-    put(b, run_codes[c][64 + 40].code, run_codes[c][64 + 40].len);
-  if (run >= 64) {
-    g4_code m = run_codes[c][64 + (run >> 6)];
-    put(b, m.code, m.len);
-    run &= 63;
+  b = put(b, out, 1, 3);
+  for (int k = 0; k < 2; k++, c ^= 1) {
+    uint32_t run = k ? r2 : r1;
+    for (; run >= 2560; run -= 2560)
+      b = put(b, out, run_codes[c][64 + 40].code, run_codes[c][64 + 40].len);
+    if (run >= 64) {
+      g4_code m = run_codes[c][64 + (run >> 6)];
+      b = put(b, out, m.code, m.len);
+      run &= 63;
+    }
+    b = put(b, out, run_codes[c][run].code, run_codes[c][run].len);
   }
-  put(b, run_codes[c][run].code, run_codes[c][run].len);
+  return b;
 }
 
 /* ----------------------------------------------------- changing elements */
@@ -193,18 +205,52 @@ static inline uint32_t *emit_positions(uint32_t *o, uint64_t d, uint32_t base)
   return stop;
 }
 
-/* The changing elements of a row (T.4 §4.2.1.3.1: pixels whose colour
- * differs from the pixel before; before the first pixel is white), in
- * ascending order, then `width` four times. Entry k changes to black
- * when k is even, to white when odd. `out` holds width + 8 entries. */
-static void find_changes(const uint8_t *row, uint32_t width, uint32_t *out)
+static inline void store64_le(uint8_t *p, uint64_t v)
 {
-  uint32_t *o = out;
+  if (!hti_little_endian())
+    v = __builtin_bswap64(v);
+  memcpy(p, &v, 8);
+}
+
+/* The first bit set at or after position s of a bitmap (bit i in byte
+ * i / 8, at bit i % 8): one unaligned load sees 57 bits or more, nearly
+ * always enough for noise; line art's long runs go on a word at a time,
+ * up to the sentinels. */
+static inline int32_t next_set(const uint8_t *m, uint32_t s)
+{
+  uint64_t w = load64_le(m + (s >> 3)) >> (s & 7);
+  while (__builtin_expect(w == 0, 0)) {
+    s = (s & ~7u) + 64;
+    w = load64_le(m + (s >> 3));
+  }
+  return (int32_t)(s + (uint32_t)__builtin_ctzll(w));
+}
+
+/* Words a row's bitmap of one colour takes (map_words(width) * 8 bytes
+ * apart the two colours). */
+static inline size_t map_words(uint32_t width) { return (size_t)width / 64 + 3; }
+
+/* The changing elements of a row (T.4 §4.2.1.3.1: pixels whose colour
+ * differs from the pixel before; before the first is white) two ways:
+ *   list: positions ascending, then `width` four times; entry k changes
+ *         to black when k is even; width + 8 entries. The coding line's:
+ *         a1, a2 are the next entries.
+ *   map:  two bitmaps, the changes to black, then map_words(width) words
+ *         on, those to white; bit i at pixel i; every bit from `width` on
+ *         set, so that a search ends at width or just after. The
+ *         reference line's: b1 is the first bit right of a0 in the
+ *         colour opposite to a0's, found without walking a list. */
+static void find_changes(const uint8_t *row, uint32_t width, uint32_t *list, uint8_t *map)
+{
+  uint32_t *o = list;
+  uint8_t *white = map + 8 * map_words(width);
   uint64_t carry = 0; /* the previous word's last pixel, in bit 0 */
-  uint32_t full = width / 64;
-  for (uint32_t w = 0; w < full; w++) {
-    uint64_t x = reverse_in_bytes(load64_le(row + (size_t)w * 8));
-    o = emit_positions(o, x ^ (x << 1 | carry), w * 64);
+  uint32_t full = width / 64, w = 0;
+  for (; w < full; w++) {
+    uint64_t x = reverse_in_bytes(load64_le(row + (size_t)w * 8)), d = x ^ (x << 1 | carry);
+    store64_le(map + 8 * (size_t)w, d & x);
+    store64_le(white + 8 * (size_t)w, d & ~x);
+    o = emit_positions(o, d, w * 64);
     carry = x >> 63;
   }
   uint32_t rest = width % 64;
@@ -212,7 +258,15 @@ static void find_changes(const uint8_t *row, uint32_t width, uint32_t *out)
     uint8_t tail[8] = { 0 };
     memcpy(tail, row + (size_t)full * 8, (rest + 7) / 8);
     uint64_t mask = ~0ull >> (64 - rest), x = reverse_in_bytes(load64_le(tail)) & mask;
-    o = emit_positions(o, (x ^ (x << 1 | carry)) & mask, full * 64);
+    uint64_t d = (x ^ (x << 1 | carry)) & mask;
+    store64_le(map + 8 * (size_t)w, (d & x) | ~mask);
+    store64_le(white + 8 * (size_t)w, (d & ~x) | ~mask);
+    o = emit_positions(o, d, full * 64);
+    w++;
+  }
+  for (; w < map_words(width); w++) {
+    store64_le(map + 8 * (size_t)w, ~0ull);
+    store64_le(white + 8 * (size_t)w, ~0ull);
   }
   for (int i = 0; i < 4; i++)
     o[i] = width;
@@ -220,50 +274,47 @@ static void find_changes(const uint8_t *row, uint32_t width, uint32_t *out)
 
 /* -------------------------------------------------------------- coding */
 
-/* One row, its changing elements `a` against the reference line's `r`
- * (T.4 §4.2.1.3.3). a0 starts on the imaginary white pixel before the
- * first; b1 is the reference line's first changing element right of a0
- * of the colour opposite to a0's, which is the one whose index has the
- * parity of a0's colour (0 white, 1 black). */
-static void code_row(bit_out *out, const uint32_t *a, const uint32_t *r, int32_t width)
+/* One row, its changing elements `a` (list) against the reference line's
+ * (map), T.4 §4.2.1.3.3. a0 starts on the imaginary white pixel before
+ * the first; its colour is white while `opp`, the offset of the bitmap
+ * of the opposite colour's changes, is 0, black while it is `other`. */
+__attribute__((noinline)) /* registers of its own, none spent on the rows' loop */
+static bits code_row(bits b, uint8_t *out, const uint32_t *a, const uint8_t *ref, int32_t width)
 {
-  bit_out o = *out, *b = &o; /* in registers through the loop, not memory */
   int32_t a0 = -1;
-  unsigned c = 0;
-  const uint32_t *ref = r;
+  size_t opp = 0, other = 8 * map_words((uint32_t)width);
   while (a0 < width) {
-    /* r on to the first element right of a0: three at most in nearly
-     * every step, counted without a branch (the list ascends) */
-    r += ((int32_t)r[0] <= a0) + ((int32_t)r[1] <= a0) + ((int32_t)r[2] <= a0);
-    while ((int32_t)*r <= a0)
-      r++;
-    const uint32_t *pb = r + (((uint32_t)(r - ref) ^ c) & 1);
-    int32_t a1 = (int32_t)a[0], b1 = (int32_t)pb[0], b2 = (int32_t)pb[1];
-    if (b2 < a1) { /* pass: a0 moves below b2, its colour stays */
-      put(b, 1, 4);
-      a0 = b2;
-      r = pb + 2;
-    } else if (a1 - b1 <= 3 && b1 - a1 <= 3) { /* vertical */
-      g4_code v = vertical[a1 - b1 + 3];
-      put(b, v.code, v.len);
-      a0 = a1;
-      c ^= 1;
-      a++;
-    } else { /* horizontal: the runs a0..a1 and a1..a2 */
-      uint32_t r1 = (uint32_t)(a1 - (a0 < 0 ? 0 : a0)), r2 = a[1] - (uint32_t)a1;
-      if (r1 < 64 && r2 < 64) {
-        g4_code x = run_codes[c][r1], y = run_codes[c ^ 1][r2];
-        put(b, (1u << x.len | x.code) << y.len | y.code, 3 + x.len + y.len);
-      } else {
-        put(b, 1, 3);
-        put_run(b, c, r1);
-        put_run(b, c ^ 1, r2);
+    int32_t a1 = (int32_t)a[0], b1 = next_set(ref + opp, (uint32_t)(a0 + 1)), d = a1 - b1;
+    /* a1 <= b1 + 1 <= b2: no pass, and b2 need not be found (nearly
+     * every code of noise: VL3..VR1) */
+    if (d > 1 || d < -3) {
+      int32_t b2 = next_set(ref + (opp ^ other), (uint32_t)(b1 + 1));
+      if (b2 < a1) { /* pass: a0 moves below b2, its colour stays */
+        b = put(b, out, 1, 4);
+        a0 = b2;
+        continue;
       }
-      a0 = (int32_t)a[1];
-      a += 2;
+      if (d > 3 || d < -3) { /* horizontal: the runs a0..a1 and a1..a2 */
+        unsigned c = opp != 0;
+        uint32_t r1 = (uint32_t)(a1 - (a0 < 0 ? 0 : a0)), r2 = a[1] - (uint32_t)a1;
+        if (r1 < 64 && r2 < 64) {
+          g4_code x = run_codes[c][r1], y = run_codes[c ^ 1][r2];
+          b = put(b, out, (1u << x.len | x.code) << y.len | y.code, 3u + x.len + y.len);
+        } else {
+          b = put_long_runs(b, out, c, r1, r2);
+        }
+        a0 = (int32_t)a[1];
+        a += 2;
+        continue;
+      }
     }
+    g4_code v = vertical[d + 3]; /* vertical: a0 moves to a1, its colour flips */
+    b = put(b, out, v.code, v.len);
+    a0 = a1;
+    opp ^= other;
+    a++;
   }
-  *out = o;
+  return b;
 }
 
 size_t hti_g4_bound(uint32_t width, uint32_t rows)
@@ -277,23 +328,30 @@ size_t hti_g4_bound(uint32_t width, uint32_t rows)
 size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint32_t rows, uint8_t *out)
 {
   pthread_once(&tables_once, make_tables);
-  uint32_t *lists = malloc(2 * ((size_t)width + 8) * sizeof *lists);
-  if (!lists)
+  size_t map_bytes = 2 * 8 * map_words(width);
+  uint32_t *list = malloc(((size_t)width + 8) * sizeof *list);
+  uint8_t *maps = malloc(2 * map_bytes), *white = calloc(((size_t)width + 7) / 8, 1);
+  if (!list || !maps || !white) {
+    free(list);
+    free(maps);
+    free(white);
     return 0;
-  uint32_t *ref = lists, *cur = lists + width + 8;
-  for (int i = 0; i < 4; i++)
-    ref[i] = width; /* the imaginary white line */
-  bit_out b = { 0, 0, out };
-  for (uint32_t y = 0; y < rows; y++) {
-    find_changes(pixels + (size_t)y * stride, width, cur);
-    code_row(&b, cur, ref, (int32_t)width);
-    uint32_t *t = ref;
-    ref = cur;
-    cur = t;
   }
-  free(lists);
-  put(&b, 1, 12); /* EOFB */
-  put(&b, 1, 12);
+  uint8_t *ref = maps, *next = maps + map_bytes;
+  find_changes(white, width, list, ref); /* the imaginary white line above */
+  free(white);
+  bits b = { 0, 0 };
+  for (uint32_t y = 0; y < rows; y++) {
+    find_changes(pixels + (size_t)y * stride, width, list, next);
+    b = code_row(b, out, list, ref, (int32_t)width);
+    uint8_t *t = ref;
+    ref = next;
+    next = t;
+  }
+  free(list);
+  free(maps);
+  b = put(b, out, 1, 12); /* EOFB */
+  b = put(b, out, 1, 12);
   /* put stored the last bits already, zeros after them */
-  return (size_t)(b.p - out) + (b.n > 0);
+  return (size_t)((b.pos + 7) >> 3);
 }
