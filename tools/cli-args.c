@@ -6,6 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+void cli_vsay(const char *tool, const char *tail, const char *fmt, va_list ap)
+{
+  char line[1024];
+  vsnprintf(line, sizeof line, fmt, ap);
+  fprintf(stderr, "%s: %s%s\n", tool, line, tail);
+}
+
 bool cli_parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
   /* 18 digits and fewer always fit an int64_t */

@@ -7,9 +7,35 @@
 
 #include "halftone.h"
 
+#include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The options both tools take, as getopt_long's codes; a tool numbers
+ * its own from CLI_OPT_OWN. --bench is each tool's own (a count of runs
+ * in halftone, a switch in halftone-mpi). */
+enum {
+  CLI_OPT_ALGORITHM = 256, CLI_OPT_COEFFICIENTS, CLI_OPT_LEVELS, CLI_OPT_THREADS, CLI_OPT_METRICS,
+  CLI_OPT_FORCE, CLI_OPT_VERSION, CLI_OPT_HELP, CLI_OPT_OWN
+};
+
+/* Their entries of a struct option table. */
+#define CLI_COMMON_LONGOPTS                                          \
+  { "algorithm", required_argument, NULL, CLI_OPT_ALGORITHM },       \
+  { "coefficients", required_argument, NULL, CLI_OPT_COEFFICIENTS }, \
+  { "levels", required_argument, NULL, CLI_OPT_LEVELS },             \
+  { "threads", required_argument, NULL, CLI_OPT_THREADS },           \
+  { "metrics", no_argument, NULL, CLI_OPT_METRICS },                 \
+  { "force", no_argument, NULL, CLI_OPT_FORCE },                     \
+  { "version", no_argument, NULL, CLI_OPT_VERSION },                 \
+  { "help", no_argument, NULL, CLI_OPT_HELP }
+
+/* One line "tool: MESSAGE TAIL" on stderr, built first and written at
+ * once, so that lines of concurrent processes on one terminal do not
+ * interleave; tail may be "". */
+void cli_vsay(const char *tool, const char *tail, const char *fmt, va_list ap);
 
 /* A whole number written as digits only (strtol alone would also take
  * " 4" and "+3"), lo..hi. */

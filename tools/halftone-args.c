@@ -13,24 +13,18 @@
 
 void say(const char *fmt, ...)
 {
-  /* One line, built first and written at once, so that lines of
-   * concurrent processes on one terminal do not interleave. */
-  char line[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  cli_vsay("halftone", "", fmt, ap);
   va_end(ap);
-  fprintf(stderr, "halftone: %s\n", line);
 }
 
 int usage_error(const char *fmt, ...)
 {
-  char line[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  cli_vsay("halftone", " (see halftone --help)", fmt, ap);
   va_end(ap);
-  fprintf(stderr, "halftone: %s (see halftone --help)\n", line);
   return EXIT_USAGE;
 }
 
@@ -115,9 +109,7 @@ static int choice_value(ht_list list, const char *name)
 
 
 enum {
-  OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_SERPENTINE, OPT_COLOR, OPT_BACKEND,
-  OPT_THREADS, OPT_VARIANT, OPT_METRICS, OPT_BENCH, OPT_FORCE, OPT_QUIET, OPT_VERSION, OPT_HELP,
-  OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
+  OPT_SERPENTINE = CLI_OPT_OWN, OPT_COLOR, OPT_BACKEND, OPT_VARIANT, OPT_BENCH, OPT_QUIET, OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
   OPT_WINDOW, OPT_SIGMA, OPT_EYE_RADIUS, OPT_INIT, OPT_SEED, OPT_SCHEDULE, OPT_MAX_ROUNDS,
   OPT_INTERPLANE, OPT_RANDOMIZE, OPT_BLACK, OPT_SEPARATIONS,
 };
@@ -126,20 +118,13 @@ enum {
 int parse_args(int argc, char **argv, options *o)
 {
   static const struct option longopts[] = {
-    { "algorithm", required_argument, NULL, OPT_ALGORITHM },
-    { "coefficients", required_argument, NULL, OPT_COEFFICIENTS },
-    { "levels", required_argument, NULL, OPT_LEVELS },
+    CLI_COMMON_LONGOPTS,
     { "serpentine", no_argument, NULL, OPT_SERPENTINE },
     { "color", required_argument, NULL, OPT_COLOR },
     { "backend", required_argument, NULL, OPT_BACKEND },
-    { "threads", required_argument, NULL, OPT_THREADS },
     { "variant", required_argument, NULL, OPT_VARIANT },
-    { "metrics", no_argument, NULL, OPT_METRICS },
     { "bench", required_argument, NULL, OPT_BENCH },
-    { "force", no_argument, NULL, OPT_FORCE },
     { "quiet", no_argument, NULL, OPT_QUIET },
-    { "version", no_argument, NULL, OPT_VERSION },
-    { "help", no_argument, NULL, OPT_HELP },
     { "dpi", required_argument, NULL, OPT_DPI },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "compression", required_argument, NULL, OPT_COMPRESSION },
@@ -180,9 +165,9 @@ int parse_args(int argc, char **argv, options *o)
   while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
     const char *arg = optarg;
     switch (c) {
-    case OPT_ALGORITHM: o->algorithm = arg; break;
-    case OPT_COEFFICIENTS: o->coefficients = arg; break;
-    case OPT_LEVELS:
+    case CLI_OPT_ALGORITHM: o->algorithm = arg; break;
+    case CLI_OPT_COEFFICIENTS: o->coefficients = arg; break;
+    case CLI_OPT_LEVELS:
       if (!parse_levels(arg, o))
         return usage_error("--levels must be a whole number 2..256, or one per colour plane as N,N,N[,N], "
                            "not '%s'", arg);
@@ -198,7 +183,7 @@ int parse_args(int argc, char **argv, options *o)
         return usage_error("--backend must be %s, not '%s'", names_or(HT_LIST_BACKENDS), arg);
       o->backend = (ht_backend)v;
       break;
-    case OPT_THREADS:
+    case CLI_OPT_THREADS:
       if (!parse_int(arg, 0, 4096, &o->threads))
         return usage_error("--threads must be a whole number 0..4096 (0 = all cores), not '%s'", arg);
       break;
@@ -206,12 +191,12 @@ int parse_args(int argc, char **argv, options *o)
       if ((o->variant = choice_value(HT_LIST_VARIANTS, arg)) < 0)
         return usage_error("--variant: unknown variant '%s'", arg);
       break;
-    case OPT_METRICS: o->metrics = true; break;
+    case CLI_OPT_METRICS: o->metrics = true; break;
     case OPT_BENCH:
       if (!parse_int(arg, 1, 1000000, &o->bench))
         return usage_error("--bench must be a whole number of runs 1..1000000, not '%s'", arg);
       break;
-    case OPT_FORCE: o->force = true; break;
+    case CLI_OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
     case OPT_DPI: {
       int dpi;
@@ -294,9 +279,9 @@ int parse_args(int argc, char **argv, options *o)
       break;
     case OPT_SEPARATIONS: o->separations = arg; break;
     case 'V':
-    case OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
+    case CLI_OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':
-    case OPT_HELP: print_help(stdout); return 0;
+    case CLI_OPT_HELP: print_help(stdout); return 0;
     default: return usage_error("%s", cli_option_message(c, argv));
     }
   }

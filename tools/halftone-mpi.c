@@ -51,12 +51,10 @@ static void say(const char *fmt, ...)
 {
   if (rank != 0)
     return;
-  char line[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  cli_vsay("halftone-mpi", "", fmt, ap);
   va_end(ap);
-  fprintf(stderr, "halftone-mpi: %s\n", line);
 }
 
 static const char help_text[] =
@@ -121,34 +119,26 @@ typedef struct {
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
-  char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  say("%s (see halftone-mpi --help)", line);
+  if (rank == 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vsay("halftone-mpi", " (see halftone-mpi --help)", fmt, ap);
+    va_end(ap);
+  }
   return EXIT_USAGE;
 }
 
-enum { OPT_ALGORITHM = 256, OPT_COEFFICIENTS, OPT_LEVELS, OPT_THREADS, OPT_ROWS, OPT_CHUNK, OPT_METRICS,
-       OPT_BENCH, OPT_FORCE, OPT_VERSION, OPT_HELP };
+enum { OPT_ROWS = CLI_OPT_OWN, OPT_CHUNK, OPT_BENCH };
 
 /* -1 to go on, else the exit status. Every rank parses the same command
  * line, so every rank comes to the same answer without a message. */
 static int parse_args(int argc, char **argv, options *o)
 {
   static const struct option longopts[] = {
-    { "algorithm", required_argument, NULL, OPT_ALGORITHM },
-    { "coefficients", required_argument, NULL, OPT_COEFFICIENTS },
-    { "levels", required_argument, NULL, OPT_LEVELS },
-    { "threads", required_argument, NULL, OPT_THREADS },
+    CLI_COMMON_LONGOPTS,
     { "rows", required_argument, NULL, OPT_ROWS },
     { "chunk", required_argument, NULL, OPT_CHUNK },
-    { "metrics", no_argument, NULL, OPT_METRICS },
     { "bench", no_argument, NULL, OPT_BENCH },
-    { "force", no_argument, NULL, OPT_FORCE },
-    { "version", no_argument, NULL, OPT_VERSION },
-    { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
   };
   memset(o, 0, sizeof *o);
@@ -159,14 +149,14 @@ static int parse_args(int argc, char **argv, options *o)
   int64_t v;
   while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
     switch (c) {
-    case OPT_ALGORITHM: o->algorithm = optarg; break;
-    case OPT_COEFFICIENTS: o->coefficients = optarg; break;
-    case OPT_LEVELS:
+    case CLI_OPT_ALGORITHM: o->algorithm = optarg; break;
+    case CLI_OPT_COEFFICIENTS: o->coefficients = optarg; break;
+    case CLI_OPT_LEVELS:
       if (!cli_parse_int64(optarg, 2, 256, &v))
         return usage_error("--levels must be a whole number 2..256, not '%s'", optarg);
       o->levels = (int)v;
       break;
-    case OPT_THREADS:
+    case CLI_OPT_THREADS:
       if (!cli_parse_int64(optarg, 1, 1024, &v))
         return usage_error("--threads must be a whole number 1..1024 (threads per rank), not '%s'", optarg);
       o->threads = (int)v;
@@ -179,16 +169,16 @@ static int parse_args(int argc, char **argv, options *o)
       if (!cli_parse_int64(optarg, 1, HT_MAX_SIDE, &o->chunk))
         return usage_error("--chunk must be a whole number 1..%lld, not '%s'", (long long)HT_MAX_SIDE, optarg);
       break;
-    case OPT_METRICS: o->metrics = true; break;
+    case CLI_OPT_METRICS: o->metrics = true; break;
     case OPT_BENCH: o->bench = true; break;
-    case OPT_FORCE: o->force = true; break;
+    case CLI_OPT_FORCE: o->force = true; break;
     case 'V':
-    case OPT_VERSION:
+    case CLI_OPT_VERSION:
       if (rank == 0)
         printf("halftone-mpi %s\n", ht_version());
       return 0;
     case 'h':
-    case OPT_HELP:
+    case CLI_OPT_HELP:
       if (rank == 0)
         print_help(stdout);
       return 0;
