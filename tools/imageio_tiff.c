@@ -722,15 +722,11 @@ static void *code_strips(void *arg)
     uint32_t k = h - y < j->rows ? h - y : j->rows;
     const uint8_t *px = j->o->pixels + (size_t)y * j->o->stride;
     if (j->comp == COMPRESSION_CCITTFAX4) {
-      uint8_t *buf = malloc(hti_g4_bound((uint32_t)j->o->width, k));
-      size_t len = buf ? hti_g4_encode(px, j->o->stride, (uint32_t)j->o->width, k, buf) : 0;
-      if (len) { /* the bound is several times what noise takes: give the rest back */
-        uint8_t *fit = realloc(buf, len);
-        j->data[i] = fit ? fit : buf;
-        j->len[i] = len;
-      } else {
-        free(buf);
-      }
+      /* into the batch slot's buffer, kept from batch to batch (fresh
+       * memory for every strip costs the kernel's page faults) */
+      if (!j->data[i])
+        j->data[i] = malloc(hti_g4_bound((uint32_t)j->o->width, j->rows));
+      j->len[i] = j->data[i] ? hti_g4_encode(px, j->o->stride, (uint32_t)j->o->width, k, j->data[i]) : 0;
       continue;
     }
     sink s;
@@ -809,14 +805,18 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
     for (int i = 0; i < started; i++)
       pthread_join(t[i], NULL);
     for (uint32_t i = 0; i < j.count; i++) {
-      if (ok && !data[i])
+      if (ok && (!data[i] || (comp == COMPRESSION_CCITTFAX4 && !len[i])))
         ok = hti_fail(err, n, "TIFF: cannot code strip %u (out of memory?)", (unsigned)(first + i));
       if (ok && TIFFWriteRawStrip(tif, first + i, data[i], (tmsize_t)len[i]) < 0)
         ok = writer_fail(&w, err, n);
-      free(data[i]);
-      data[i] = NULL;
+      if (comp != COMPRESSION_CCITTFAX4) {
+        free(data[i]);
+        data[i] = NULL;
+      }
     }
   }
+  for (uint32_t i = 0; data && i < batch; i++)
+    free(data[i]);
   free(data);
   free(len);
   return writer_close(&w, ok, err, n);
@@ -877,22 +877,12 @@ static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
 }
 #endif
 
-bool hti_write_cmyk_tiff(const hti_cmyk *c, hti_dest *d, char *err, size_t n)
+bool hti_write_cmyk_fd(const hti_cmyk *c, int fd, char *err, size_t n)
 {
-  if (!c || c->width <= 0 || c->height <= 0 || c->width > HTI_MAX_SIDE || c->height > HTI_MAX_SIDE ||
-      (c->depth != 1 && c->depth != 8))
-    return hti_fail(err, n, "bad CMYK image (size or depth)");
-  for (int p = 0; p < 4; p++)
-    if (!c->plane[p] || c->levels[p] < 2 || c->levels[p] > 256 ||
-        c->stride[p] < (c->depth == 1 ? ((size_t)c->width + 7) / 8 : (size_t)c->width))
-      return hti_fail(err, n, "bad CMYK image (plane %d)", p);
-  if (d->discard)
-    return true;
-  if (d->fd < 0 || (!d->tmp && !d->to_stdout))
-    return hti_fail(err, n, "the output file was not opened");
 #if HT_HAVE_TIFF
-  return hti_dest_finish(d, write_cmyk(c, d->fd, err, n), err, n);
+  return write_cmyk(c, fd, err, n);
 #else
-  return hti_dest_finish(d, hti_fail(err, n, "this build has no TIFF support (libtiff was not found)"), err, n);
+  (void)c, (void)fd;
+  return hti_fail(err, n, "this build has no TIFF support (libtiff was not found)");
 #endif
 }
