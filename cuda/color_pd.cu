@@ -3,227 +3,530 @@
  * et al. Sec. III instead of the paper's pinwheel blocks, which change
  * the result; docs/color.md proves the scan gives the sequential bits).
  *
- * A warp runs a band of 32 rows, a lane per row, in lockstep steps: at
- * step s lane i processes column s - i K, K = the filter's reach left + 1,
- * so a row is always K columns behind the row above, which has then
- * finished every column whose errors reach the pixel. All P planes of a
- * pixel are processed by its lane in order; the forward share stays in
- * the lane, the backward share goes to the lane's next column, kept in
- * registers: no dependency between rows is added. Bands are taken in
- * order from a ticket by resident warps (a persistent kernel), and a
- * band's lane 0 waits for the band above's published steps. Errors are
- * added with integer atomics into whole-image planes: the same terms as
- * core/color/pd.c in another order, so the same integers. */
+ * The shape of gpu-fast (fast.cu), with the errors pushed rather than
+ * pulled, because a randomised filter's weights belong to the pixel that
+ * makes the error:
+ *  - a persistent kernel of one-warp blocks takes bands of 32 rows from
+ *    an atomic ticket; lane j runs row j, column x = s - 1 - jK at step s
+ *    (K = L + 1, L the box's reach to the left); all P planes of a pixel
+ *    are done by its lane in order, the forward share staying in the
+ *    lane and the backward share kept for the lane's next column;
+ *  - a lane adds its filter terms into registers: `op` for its own row,
+ *    `pd[d]` for row y + 1 + d at columns x - L .. x + R. At column x
+ *    nothing more of this row reaches column x - L of the rows below, so
+ *    that sum is final: the one for row y + 1 goes to the next lane by
+ *    one __shfl_up_sync (it is that lane's next column, as K = L + 1),
+ *    the one for row y + 1 + d (d >= 1) goes the same way into the next
+ *    lane's pd[d - 1], which passes it on with its own terms. One shuffle
+ *    per plane and row of reach a step; no shared or global memory and
+ *    no atomics on the dependency chain inside a band;
+ *  - lane 31 stores what it would pass to lane 32 as 64-bit words
+ *    (band tag << 32 | value) in a small ring of carried rows, one slot
+ *    per band, reused every CSLOTS bands; lane 0 of the next band reads
+ *    them CH columns a chunk, one chunk ahead, checks the tags with one
+ *    warp vote and spins until they are there (a word that never comes
+ *    marks the launch failed after seconds instead of hanging the GPU);
+ *  - input and output pass through per-lane rings in shared memory,
+ *    moved between global memory and the ring 16 bytes at a time;
+ *  - specialised for 3 and 4 planes (fewer run as 3 with empty planes
+ *    that the feeds of the real ones do not reach), for the filter boxes
+ *    (L, R, D) = (1,1,1) (Floyd-Steinberg, Sierra Lite), (2,2,2) (the
+ *    other built-ins) and (4,4,3) (any filter), and for randomised
+ *    weights or not (no Philox draw when the amount is 0).
+ * Every term is core/color/pd.h's ht_pd_term of the source pixel's error
+ * and (perturbed) weight, so each sum is the sequential run's integer
+ * whatever order the terms are added in. */
 #include "module_private.h"
 #include "../core/color/pd.h"
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace htcuda {
 
 namespace {
 
-constexpr int WARP = 32;
-constexpr int PUB = 4; /* steps between two publications of a band's progress */
+constexpr unsigned FULL = 0xffffffffu;
+constexpr int CH = 16;     /* steps a chunk: carried words checked, input blocks loaded */
+constexpr int RING = 64;   /* columns of a lane's input and output rings */
+constexpr int CSLOTS = 4;  /* carried-row slots, band b writes slot (b + 1) % CSLOTS */
+constexpr int QW = 9;      /* dense weights q[dy][dx + 4] */
 
-struct pd_filter {
-  int ntaps;
-  int8_t dx[HT_FILTER_MAX_TAPS], dy[HT_FILTER_MAX_TAPS];
-  int32_t q[HT_FILTER_MAX_TAPS];
-};
-
-struct pd_args {
-  int64_t w, h;
-  int planes, K;
-  int levels[HT_PD_MAX_PLANES];
-  int32_t fwd[HT_PD_MAX_PLANES], bwd[HT_PD_MAX_PLANES];
+struct pd_params {
+  int w, h, nbands, nchunks;
+  int levels[4];
+  int32_t fwd[4], bwd[4];
+  int32_t q[4][QW];
+  /* randomisation, per box position: +1 first of a pair, -1 second, 0
+   * none; the pair's index and the smaller of its two weights */
+  int32_t rsign[4][QW], rk[4][QW], rm[4][QW];
+  int npairs;
   int32_t amount;
-  uint64_t seed;
-  const uint16_t *in; /* [plane][y][x] */
-  int32_t *err;       /* [plane][y][x], zeroed */
-  uint8_t *out;       /* [plane][y][x] level indices */
-  unsigned *ticket;
-  volatile unsigned long long *done; /* per band: steps finished */
-  int64_t nbands, steps;
+  unsigned long long seed;
+  const uint16_t *in; /* [plane][y][in_pitch] */
+  size_t in_pitch, in_plane;
+  uint8_t *out;       /* [plane][y][out_pitch] level indices */
+  size_t out_pitch, out_plane;
+  unsigned long long *carry; /* [slot][d][plane][carry_row] */
+  size_t carry_row;
+  int *ticket;
+  int *fault;
 };
 
-__global__ void pd_kernel(pd_args a, pd_filter f)
+__device__ __forceinline__ unsigned long long ld_word(const unsigned long long *p)
 {
-  const int lane = threadIdx.x & (WARP - 1);
-  const size_t plane_size = (size_t)a.w * (size_t)a.h;
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+}
+
+/* predicated, so that lane 31's store does not split the warp every step */
+__device__ __forceinline__ void st_word_if(unsigned long long *p, unsigned long long v, bool c)
+{
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q st.relaxed.gpu.global.u64 [%0], %1;\n\t}" ::"l"(p),
+               "l"(v), "r"((int)c));
+}
+
+__device__ __forceinline__ unsigned long long globaltimer()
+{
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ uint32_t pick4(const uint32_t r[4], int i)
+{
+  return i == 0 ? r[0] : i == 1 ? r[1] : i == 2 ? r[2] : r[3];
+}
+
+template <int P, int L, int R, int D, bool RAND, int UNR>
+__global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
+{
+  constexpr int K = L + 1;
+  constexpr int INP = P * RING + (K == 5 ? 8 : 4); /* u16 a lane: 8-byte rows, few bank conflicts */
+  constexpr int OUTP = P * RING + 16;
+  constexpr int NW = L + R + 1;
+  __shared__ __align__(16) uint16_t s_in[32 * INP];
+  __shared__ __align__(16) uint8_t s_out[32 * OUTP];
+  const int lane = (int)threadIdx.x;
+  uint16_t *const rin = s_in + lane * INP;
+  uint8_t *const rout = s_out + lane * OUTP;
+  const int W = a.w;
+  const int nblk8 = (W + 7) >> 3, nblk16 = (W + 15) >> 4;
+  bool bin[P];
+#pragma unroll
+  for (int p = 0; p < P; p++)
+    bin[p] = a.levels[p] == 2;
+
   for (;;) {
-    int64_t band = 0;
+    int b = 0;
     if (lane == 0)
-      band = atomicAdd(a.ticket, 1u);
-    band = __shfl_sync(0xffffffffu, (long long)band, 0);
-    if (band >= a.nbands)
-      return;
-    const int64_t y = band * WARP + lane;
-    const bool row_ok = y < a.h;
-    int32_t back[HT_PD_MAX_PLANES] = { 0, 0, 0, 0 };
-    unsigned long long seen = band == 0 ? ~0ull : 0;
-    for (int64_t s = 0; s < a.steps; s++) {
-      /* lane 0 needs the band above's lane 31 past column x + K - 1:
-       * that lane reaches column c at step c + 31 K */
-      if (lane == 0 && band > 0) {
-        const unsigned long long need = (unsigned long long)(s + a.K - 1 + 31 * a.K + 1);
-        const unsigned long long cap = (unsigned long long)a.steps;
-        const unsigned long long want = need < cap ? need : cap;
-        while (seen < want)
-          seen = a.done[band - 1];
-        __threadfence();
+      b = atomicAdd(a.ticket, 1);
+    b = __shfl_sync(FULL, b, 0);
+    if (b >= a.nbands)
+      break;
+    const int y = b * 32 + lane;
+    const bool rowok = y < a.h;
+    bool have_up = b > 0;
+    const uint16_t *inrow = a.in + (size_t)(rowok ? y : 0) * a.in_pitch;
+    uint8_t *outrow = a.out + (size_t)(rowok ? y : 0) * a.out_pitch;
+    const unsigned long long *crd = a.carry + (size_t)(b % CSLOTS) * D * P * a.carry_row;
+    unsigned long long *cwr = a.carry + (size_t)((b + 1) % CSLOTS) * D * P * a.carry_row;
+    const unsigned long long wtag = (unsigned long long)(unsigned)(b + 1) << 32;
+
+    int op[P][R + 1], pd[P][D][NW], nx[P], back[P];
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+      nx[p] = back[p] = 0;
+#pragma unroll
+      for (int i = 0; i <= R; i++)
+        op[p][i] = 0;
+#pragma unroll
+      for (int d = 0; d < D; d++)
+#pragma unroll
+        for (int i = 0; i < NW; i++)
+          pd[p][d][i] = 0;
+    }
+
+    /* the ring holds the columns before 8 lb; at a chunk's start it
+     * covers the chunk, and the chunk loads blocks lb, lb + 1 for the next */
+    int lb = (CH - 1 - lane * K + 7) >> 3;
+    {
+      const int x0 = -1 - lane * K;
+      for (int k = (x0 > 0 ? x0 : 0) >> 3; k < lb; k++)
+        if (rowok && k < nblk8)
+#pragma unroll
+          for (int p = 0; p < P; p++) {
+            const uint4 v = __ldcs((const uint4 *)(inrow + (size_t)p * a.in_plane) + k);
+            uint2 *dst = (uint2 *)(rin + p * RING + ((k * 8) & (RING - 1)));
+            dst[0] = make_uint2(v.x, v.y);
+            dst[1] = make_uint2(v.z, v.w);
+          }
+    }
+    unsigned long long nw[P][D];
+    if (have_up) {
+      const int col = min(lane, W - 1);
+#pragma unroll
+      for (int p = 0; p < P; p++)
+#pragma unroll
+        for (int d = 0; d < D; d++)
+          nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + col);
+    }
+
+    for (int c = 0; c < a.nchunks; c++) {
+      const int base = c * CH;
+      const int x0 = base - 1 - lane * K;
+      int cur[P][D];
+      if (have_up) {
+        /* lane i < CH holds the words of column base + i, which lane 0
+         * takes at step base + i, at column base + i - 1 */
+        const int col = base + lane;
+        const bool real = lane < CH && col < W;
+        bool ok = true;
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+          for (int d = 0; d < D; d++)
+            ok = ok && (!real || (unsigned)(nw[p][d] >> 32) == (unsigned)b);
+        if (!__all_sync(FULL, ok)) {
+          const unsigned long long t0 = globaltimer();
+          bool alive = true;
+#pragma unroll
+          for (int p = 0; p < P; p++)
+#pragma unroll
+            for (int d = 0; d < D; d++)
+              while (alive && real && (unsigned)(nw[p][d] >> 32) != (unsigned)b) {
+                nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + col);
+                if (globaltimer() - t0 > 4000000000ull) {
+                  *(volatile int *)a.fault = 1;
+                  alive = false;
+                }
+              }
+          have_up = __all_sync(FULL, alive);
+        }
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+          for (int d = 0; d < D; d++)
+            cur[p][d] = real ? (int)(unsigned)nw[p][d] : 0;
+        const int col2 = min(col + CH, W - 1);
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+          for (int d = 0; d < D; d++)
+            nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + col2);
+      } else {
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+          for (int d = 0; d < D; d++)
+            cur[p][d] = 0;
       }
-      __syncwarp();
-      const int64_t x = s - (int64_t)lane * a.K;
-      if (row_ok && x >= 0 && x < a.w) {
-        const bool last = x == a.w - 1;
-        const size_t at = (size_t)y * (size_t)a.w + (size_t)x;
-        int32_t fwd = 0, nback[HT_PD_MAX_PLANES] = { 0, 0, 0, 0 };
-        for (int j = 0; j < a.planes; j++) {
-          int32_t *ej = a.err + (size_t)j * plane_size;
-          const int32_t v = (int32_t)a.in[(size_t)j * plane_size + at] + __ldcg(ej + at) + fwd + back[j];
-          int32_t e;
-          a.out[(size_t)j * plane_size + at] = (uint8_t)ht_pd_round(v, a.levels[j], &e);
-          fwd = ht_pd_term(e, a.fwd[j]);
-          const int32_t b = last ? 0 : ht_pd_term(e, a.bwd[j]);
-          if (j > 0)
-            nback[j - 1] = b;
-          const int32_t ei = e - fwd - b;
-          int32_t q[HT_FILTER_MAX_TAPS];
-          if (a.amount)
-            ht_pd_perturb(f.q, f.ntaps, a.amount, a.seed, (uint32_t)j, (uint32_t)x, (uint32_t)y, q);
-          else
-            for (int t = 0; t < f.ntaps; t++)
-              q[t] = f.q[t];
-          for (int t = 0; t < f.ntaps; t++) {
-            const int64_t tx = x + f.dx[t], ty = y + f.dy[t];
-            if (tx < 0 || tx >= a.w || ty >= a.h)
-              continue;
-            const int32_t term = ht_pd_term(ei, q[t]);
-            if (term)
-              atomicAdd(ej + (size_t)ty * (size_t)a.w + (size_t)tx, term);
+      /* the input blocks of the next chunk, stored into the ring at its end */
+      uint4 pin[P][2];
+#pragma unroll
+      for (int i = 0; i < 2; i++) {
+        const bool ld = rowok && lb + i >= 0 && lb + i < nblk8;
+#pragma unroll
+        for (int p = 0; p < P; p++)
+          pin[p][i] = ld ? __ldcs((const uint4 *)(inrow + (size_t)p * a.in_plane) + (lb + i)) : make_uint4(0, 0, 0, 0);
+      }
+      int inv[P];
+#pragma unroll
+      for (int p = 0; p < P; p++)
+        inv[p] = rin[p * RING + (x0 & (RING - 1))];
+
+#pragma unroll UNR
+      for (int t = 0; t < CH; t++) {
+        const int x = x0 + t;
+        const bool act = rowok && (unsigned)x < (unsigned)W;
+        const bool last = x == W - 1;
+        const int ri = x & (RING - 1);
+        int cin[P];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+          cin[p] = inv[p];
+          if (t + 1 < CH) /* the next step's sample, a step ahead */
+            inv[p] = rin[p * RING + ((x + 1) & (RING - 1))];
+        }
+        uint32_t r0[4] = { 0, 0, 0, 0 }, r1[4] = { 0, 0, 0, 0 };
+        int fwd = 0, nb[P];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+          const int v = cin[p] + op[p][0] + nx[p] + fwd + back[p];
+          int e, lv;
+          if (bin[p]) {
+            lv = ht_fx_binary(v);
+            e = v - (lv ? HT_FX_ONE : 0);
+          } else {
+            lv = ht_pd_round(v, a.levels[p], &e);
+          }
+          e = act ? e : 0;
+          rout[p * RING + ri] = (uint8_t)lv;
+          const int f = p + 1 < P ? ht_pd_term(e, a.fwd[p]) : 0;
+          const int bk = p > 0 && !last ? ht_pd_term(e, a.bwd[p]) : 0;
+          if (p > 0)
+            nb[p - 1] = bk;
+          const int ei = e - f - bk;
+          if (RAND) {
+            ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 0, r0);
+            if (a.npairs > 8)
+              ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 1, r1);
+          }
+#pragma unroll
+          for (int dy = 0; dy <= D; dy++)
+#pragma unroll
+            for (int dx = dy == 0 ? 1 : -L; dx <= R; dx++) {
+              int32_t q = a.q[dy][dx + 4];
+              if (RAND) {
+                /* core/color/pd.h's ht_pd_perturb, for this position */
+                const int k = a.rk[dy][dx + 4];
+                const uint32_t w0 = pick4(r0, (k % 8) / 2), w1 = pick4(r1, (k % 8) / 2);
+                const uint32_t word = k >= 8 ? w1 : w0;
+                const int32_t s = (int32_t)((k & 1) ? word >> 16 : word & 0xFFFFu) - 32768;
+                const int32_t dd = (int32_t)(((int64_t)s * a.rm[dy][dx + 4] * a.amount) >> 27);
+                q += a.rsign[dy][dx + 4] * dd;
+              }
+              const int32_t term = ht_pd_term(ei, q);
+              if (dy == 0)
+                op[p][dx] += term;
+              else
+                pd[p][dy - 1][dx + L] += term;
+            }
+          fwd = f;
+        }
+#pragma unroll
+        for (int p = 0; p < P; p++)
+          back[p] = p + 1 < P ? nb[p] : 0;
+        /* column x - L of the rows below is final: on to the next lane */
+        const int cx = x - L;
+        const bool st = lane == 31 && (unsigned)cx < (unsigned)W;
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+#pragma unroll
+          for (int i = 0; i < R; i++)
+            op[p][i] = op[p][i + 1];
+          op[p][R] = 0;
+#pragma unroll
+          for (int d = 0; d < D; d++) {
+            const int fin = pd[p][d][0];
+#pragma unroll
+            for (int i = 0; i + 1 < NW; i++)
+              pd[p][d][i] = pd[p][d][i + 1];
+            pd[p][d][NW - 1] = 0;
+            st_word_if(cwr + (size_t)(d * P + p) * a.carry_row + cx, wtag | (unsigned)fin, st);
+            int s = __shfl_up_sync(FULL, fin, 1);
+            const int above = __shfl_sync(FULL, cur[p][d], t);
+            s = lane == 0 ? above : s;
+            if (d == 0)
+              nx[p] = s;
+            else
+              pd[p][d - 1][L] += s;
           }
         }
-        for (int j = 0; j < HT_PD_MAX_PLANES; j++)
-          back[j] = nback[j];
       }
-      __syncwarp();
-      if (lane == 0 && ((s + 1) % PUB == 0 || s + 1 == a.steps)) {
-        __threadfence();
-        a.done[band] = (unsigned long long)(s + 1);
-      }
+      /* the next chunk's input into the ring (columns past this chunk's) */
+#pragma unroll
+      for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+          uint2 *dst = (uint2 *)(rin + p * RING + (((lb + i) * 8) & (RING - 1)));
+          dst[0] = make_uint2(pin[p][i].x, pin[p][i].y);
+          dst[1] = make_uint2(pin[p][i].z, pin[p][i].w);
+        }
+      lb += 2;
+      /* the 16-column block this lane completed in this chunk */
+      const int F = ((x0 + CH) >> 4) - 1;
+      if (rowok && F >= 0 && F < nblk16)
+#pragma unroll
+        for (int p = 0; p < P; p++)
+          *((uint4 *)(outrow + (size_t)p * a.out_plane) + F) = *(const uint4 *)(rout + p * RING + ((F * 16) & (RING - 1)));
     }
   }
+}
+
+template <int P, int L, int R, int D, bool RAND>
+cudaError_t launch(const pd_params &a, int sms, int wps)
+{
+  /* the box of any filter compiles to a loop, not 16 unrolled steps */
+  constexpr int UNR = L >= 4 ? 1 : CH;
+  auto kern = pd_kernel<P, L, R, D, RAND, UNR>;
+  int per_sm = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32, 0);
+  if (per_sm < 1)
+    per_sm = 1;
+  /* only resident warps: a band waits for the band above, which a warp
+   * already running holds */
+  int64_t grid = (int64_t)sms * (wps < per_sm ? wps : per_sm);
+  if (grid > a.nbands)
+    grid = a.nbands;
+  kern<<<(unsigned)grid, 32>>>(a);
+  return cudaGetLastError();
+}
+
+template <int P, int L, int R, int D>
+cudaError_t launch_r(const pd_params &a, int sms, int wps)
+{
+  return a.amount ? launch<P, L, R, D, true>(a, sms, wps) : launch<P, L, R, D, false>(a, sms, wps);
+}
+
+template <int L, int R, int D>
+cudaError_t launch_p(const pd_params &a, int planes, int sms, int wps)
+{
+  return planes == 4 ? launch_r<4, L, R, D>(a, sms, wps) : launch_r<3, L, R, D>(a, sms, wps);
 }
 
 } // namespace
 
 int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n)
 {
-  if (!c || !flt || c->width <= 0 || c->height <= 0 || c->planes < 1 || c->planes > HT_PD_MAX_PLANES || !c->in ||
-      !c->out || flt->ntaps < 0 || flt->ntaps > HT_FILTER_MAX_TAPS) {
+  if (!c || !flt || c->width <= 0 || c->height <= 0 || c->width > (1 << 28) || c->height > (1 << 28) ||
+      c->planes < 1 || c->planes > HT_PD_MAX_PLANES || !c->in || !c->out || flt->ntaps < 0 ||
+      flt->ntaps > HT_FILTER_MAX_TAPS || c->forward[c->planes - 1] != 0 || c->backward[0] != 0) {
     say(msg, n, "invalid arguments to the CUDA module's plane-dependent colour");
     return HT_CUDA_ERR_UNSUPPORTED;
   }
-  pd_filter f;
-  f.ntaps = flt->ntaps;
+  int L = 0, R = 0, D = 0;
   for (int t = 0; t < flt->ntaps; t++) {
-    f.dx[t] = flt->taps[t].dx;
-    f.dy[t] = flt->taps[t].dy;
-    f.q[t] = flt->taps[t].q;
-    if (f.dy[t] < 0 || f.dy[t] > HT_FILTER_MAX_DOWN || (f.dy[t] == 0 && f.dx[t] <= 0) || f.dx[t] < -flt->reach_left) {
+    const ht_tap *tp = &flt->taps[t];
+    bool dup = false;
+    for (int u = 0; u < t; u++)
+      dup = dup || (flt->taps[u].dx == tp->dx && flt->taps[u].dy == tp->dy);
+    if (tp->dy < 0 || tp->dy > 3 || tp->dx < -4 || tp->dx > 4 || (tp->dy == 0 && tp->dx <= 0) || dup) {
       say(msg, n, "the CUDA module cannot run filter %.32s: taps out of range", flt->name);
       return HT_CUDA_ERR_UNSUPPORTED;
     }
+    L = -tp->dx > L ? -tp->dx : L;
+    R = tp->dx > R ? tp->dx : R;
+    D = tp->dy > D ? tp->dy : D;
   }
+  const int box = L <= 1 && R <= 1 && D <= 1 ? 0 : L <= 2 && R <= 2 && D <= 2 ? 1 : 2;
+  const int BL[3] = { 1, 2, 4 }, BD[3] = { 1, 2, 3 };
   if (cudaSetDevice(d->device) != cudaSuccess) {
     cudaGetLastError();
     say(msg, n, "cannot select CUDA device %d", d->device);
     return HT_CUDA_ERR_GPU;
   }
-  pd_args a{};
-  a.w = c->width;
-  a.h = c->height;
-  a.planes = c->planes;
-  a.K = flt->reach_left + 1;
-  for (int j = 0; j < HT_PD_MAX_PLANES; j++) {
-    a.levels[j] = c->levels[j] ? c->levels[j] : 2;
-    a.fwd[j] = c->forward[j];
-    a.bwd[j] = c->backward[j];
+  pd_params a{};
+  const int64_t w = c->width, h = c->height;
+  const int kp = c->planes == 4 ? 4 : 3; /* planes the kernel runs */
+  a.w = (int)w;
+  a.h = (int)h;
+  a.nbands = (int)((h + 31) / 32);
+  {
+    const int K = BL[box] + 1;
+    /* lane 31 reaches column W - 1 + L at step W + L + 31 K and writes
+     * out its last block a chunk later */
+    a.nchunks = (int)((w + BL[box] + 31 * K) / CH + 2);
   }
+  for (int j = 0; j < 4; j++) {
+    const bool real = j < c->planes;
+    a.levels[j] = real && c->levels[j] ? c->levels[j] : 2;
+    a.fwd[j] = real ? c->forward[j] : 0;
+    a.bwd[j] = real ? c->backward[j] : 0;
+  }
+  for (int t = 0; t < flt->ntaps; t++) {
+    const ht_tap *tp = &flt->taps[t];
+    const int i = tp->dx + 4;
+    a.q[tp->dy][i] = tp->q;
+    if (2 * (t / 2) + 1 < flt->ntaps) {
+      const int32_t qa = flt->taps[t & ~1].q, qb = flt->taps[t | 1].q;
+      a.rsign[tp->dy][i] = t % 2 ? -1 : 1;
+      a.rk[tp->dy][i] = t / 2;
+      a.rm[tp->dy][i] = qa < qb ? qa : qb;
+    }
+  }
+  a.npairs = flt->ntaps / 2;
   a.amount = c->amount;
   a.seed = c->seed;
-  a.nbands = (c->height + WARP - 1) / WARP;
-  a.steps = c->width + (int64_t)(WARP - 1) * a.K;
-  const size_t px = (size_t)c->width * (size_t)c->height * (size_t)c->planes;
+  const size_t W = (size_t)w, H = (size_t)h;
+  const size_t pitch = (W + 63) & ~(size_t)63;
+  const size_t plane = pitch * H;
+  a.in_pitch = a.out_pitch = pitch;
+  a.in_plane = a.out_plane = plane;
+  a.carry_row = pitch;
+  const size_t ncarry = (size_t)CSLOTS * (size_t)BD[box] * (size_t)kp * pitch;
   uint16_t *din = nullptr;
-  int32_t *derr = nullptr;
   uint8_t *dout = nullptr;
-  unsigned *dticket = nullptr;
-  unsigned long long *ddone = nullptr;
+  unsigned long long *dcarry = nullptr;
+  int *dticket = nullptr;
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   int r = HT_CUDA_OK;
-  if (cudaMalloc(&din, px * 2) != cudaSuccess || cudaMalloc(&derr, px * 4) != cudaSuccess ||
-      cudaMalloc(&dout, px) != cudaSuccess || cudaMalloc(&dticket, sizeof *dticket) != cudaSuccess ||
-      cudaMalloc(&ddone, (size_t)a.nbands * sizeof *ddone) != cudaSuccess) {
+  if (cudaMalloc(&din, plane * (size_t)kp * 2) != cudaSuccess || cudaMalloc(&dout, plane * (size_t)kp) != cudaSuccess ||
+      cudaMalloc(&dcarry, ncarry * 8) != cudaSuccess || cudaMalloc(&dticket, 2 * sizeof *dticket) != cudaSuccess) {
     cudaGetLastError();
-    say(msg, n, "%zu MB of GPU memory for a %lldx%lld image of %d planes", px * 7 >> 20, (long long)c->width,
-        (long long)c->height, c->planes);
+    say(msg, n, "%zu MB of GPU memory for a %lldx%lld image of %d planes", (plane * (size_t)kp * 3 + ncarry * 8) >> 20,
+        (long long)w, (long long)h, c->planes);
     r = HT_CUDA_ERR_NO_MEMORY;
     goto out;
   }
-  if (cudaMemcpy(din, c->in, px * 2, cudaMemcpyHostToDevice) != cudaSuccess ||
-      cudaMemset(derr, 0, px * 4) != cudaSuccess || cudaMemset(dticket, 0, sizeof *dticket) != cudaSuccess ||
-      cudaMemset(ddone, 0, (size_t)a.nbands * sizeof *ddone) != cudaSuccess) {
+  if (cudaMemset(din, 0, plane * (size_t)kp * 2) != cudaSuccess || cudaMemset(dcarry, 0, ncarry * 8) != cudaSuccess ||
+      cudaMemset(dticket, 0, 2 * sizeof *dticket) != cudaSuccess) {
     r = HT_CUDA_ERR_GPU;
-    say(msg, n, "copy to the GPU failed: %s", cudaGetErrorString(cudaGetLastError()));
+    say(msg, n, "GPU memory could not be cleared: %s", cudaGetErrorString(cudaGetLastError()));
     goto out;
   }
+  for (int j = 0; j < c->planes; j++)
+    if (cudaMemcpy2D(din + plane * (size_t)j, pitch * 2, c->in + W * H * (size_t)j, W * 2, W * 2, H,
+                     cudaMemcpyHostToDevice) != cudaSuccess) {
+      r = HT_CUDA_ERR_GPU;
+      say(msg, n, "copy to the GPU failed: %s", cudaGetErrorString(cudaGetLastError()));
+      goto out;
+    }
   a.in = din;
-  a.err = derr;
   a.out = dout;
+  a.carry = dcarry;
   a.ticket = dticket;
-  a.done = ddone;
+  a.fault = dticket + 1;
   {
-    /* only resident warps: a band waits for the band above, which a warp
-     * already running holds */
-    const int threads = 128;
-    int per_sm = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pd_kernel, threads, 0);
-    cudaDeviceProp prop;
-    cudaGetDeviceProperties(&prop, d->device);
-    int64_t blocks = (int64_t)(per_sm > 0 ? per_sm : 1) * prop.multiProcessorCount;
-    const int64_t need = (a.nbands + threads / WARP - 1) / (threads / WARP);
-    if (blocks > need)
-      blocks = need;
+    /* 2 warps a multiprocessor (HT_CUDA_PD_WPS: benchmarks) */
+    const char *env = getenv("HT_CUDA_PD_WPS");
+    int wps = env ? atoi(env) : 2;
+    if (wps < 1 || wps > 32)
+      wps = 2;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     cudaEventRecord(e0);
-    pd_kernel<<<(unsigned)blocks, threads>>>(a, f);
+    cudaError_t le;
+    switch (box) {
+    case 0: le = launch_p<1, 1, 1>(a, kp, d->prop.multiProcessorCount, wps); break;
+    case 1: le = launch_p<2, 2, 2>(a, kp, d->prop.multiProcessorCount, wps); break;
+    default: le = launch_p<4, 4, 3>(a, kp, d->prop.multiProcessorCount, wps); break;
+    }
     cudaEventRecord(e1);
-    if (cudaEventSynchronize(e1) != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+    int fault = 0;
+    if (le != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess || cudaGetLastError() != cudaSuccess ||
+        cudaMemcpy(&fault, dticket + 1, sizeof fault, cudaMemcpyDeviceToHost) != cudaSuccess) {
       r = HT_CUDA_ERR_GPU;
-      say(msg, n, "the plane-dependent kernel failed: %s", cudaGetErrorString(cudaGetLastError()));
+      say(msg, n, "the plane-dependent kernel failed: %s",
+          cudaGetErrorString(le != cudaSuccess ? le : cudaGetLastError()));
+      goto out;
+    }
+    if (fault) {
+      r = HT_CUDA_ERR_GPU;
+      say(msg, n, "the plane-dependent kernel: a band waited seconds for the band above (a lost word)");
       goto out;
     }
     float ms = 0;
     cudaEventElapsedTime(&ms, e0, e1);
     c->kernel_ms = ms;
   }
-  if (cudaMemcpy(c->out, dout, px, cudaMemcpyDeviceToHost) != cudaSuccess) {
-    r = HT_CUDA_ERR_GPU;
-    say(msg, n, "copy from the GPU failed: %s", cudaGetErrorString(cudaGetLastError()));
-  }
+  for (int j = 0; j < c->planes; j++)
+    if (cudaMemcpy2D(c->out + W * H * (size_t)j, W, dout + plane * (size_t)j, pitch, W, H, cudaMemcpyDeviceToHost) !=
+        cudaSuccess) {
+      r = HT_CUDA_ERR_GPU;
+      say(msg, n, "copy from the GPU failed: %s", cudaGetErrorString(cudaGetLastError()));
+      break;
+    }
 out:
   if (e0)
     cudaEventDestroy(e0);
   if (e1)
     cudaEventDestroy(e1);
   cudaFree(din);
-  cudaFree(derr);
   cudaFree(dout);
+  cudaFree(dcarry);
   cudaFree(dticket);
-  cudaFree(ddone);
   return r;
 }
 

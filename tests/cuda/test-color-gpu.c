@@ -1,12 +1,14 @@
 /* Plane-dependent colour error diffusion on the GPU (variant gpu-pd,
- * cuda/color_pd.cu) against the CPU (pd-threads, itself tested against
- * an independent reference in tests/core/test-color.c): the same bits for
+ * cuda/color_pd.cu) against the CPU's sequential reference (pd,
+ * core/color/pd.c, itself tested against an independent reference in
+ * tests/core/test-color.c): the same bits for
  * RGB and CMYK, levels 2/3/16, several filters, weights 0/0.2/0.5,
  * randomisation 0/1, awkward shapes. Exits 77 where no GPU is usable.
  *
- * usage: test-color-gpu [check | bench W H] (bench: the times of gray
- * wavefront, gray gpu-fast, RGB pd-threads and RGB gpu-pd on one W x H
- * image; set HT_CUDA_COLOR_TIMES=1 for the kernel alone) */
+ * usage: test-color-gpu [check | bench W H [gpu]] (bench: the times of
+ * gray wavefront, gray gpu-fast, RGB pd-threads and RGB gpu-pd on one
+ * W x H image, `gpu`: the GPU rows only; set HT_CUDA_COLOR_TIMES=1 for
+ * the kernel alone) */
 #include "ht-test.h"
 
 #include <time.h>
@@ -31,30 +33,47 @@ static uint8_t *make_rgb(int64_t w, int64_t h, uint64_t seed)
   return in;
 }
 
-/* runs with variant v; the output has `planes` 8-bit channels */
-static ht_status run(ht_context *ctx, const uint8_t *in, int64_t w, int64_t h, ht_params *p, ht_variant v, int planes,
-                     uint8_t *out)
+/* runs with variant v on `channels` 8-bit channels; the output has
+ * `planes` 8-bit channels */
+static ht_status run(ht_context *ctx, const uint8_t *in, int64_t w, int64_t h, int channels, ht_params *p, ht_variant v,
+                     int planes, uint8_t *out)
 {
-  ht_image i = { w, h, (size_t)(w * 3), 3, HT_FORMAT_U8, (void *)(uintptr_t)in };
+  ht_image i = { w, h, (size_t)(w * channels), channels, HT_FORMAT_U8, (void *)(uintptr_t)in };
   ht_image o = { w, h, (size_t)(w * planes), planes, HT_FORMAT_U8, out };
   p->variant = v;
   ht_context_set_backend(ctx, ht_variant_backend(v));
   return ht_run(ctx, &i, &o, p);
 }
 
+/* The kernel's filter boxes: (1,1,1) Floyd-Steinberg and Sierra Lite;
+ * (2,2,2) JJN, Atkinson, Stucki, Burkes; (4,4,3) any filter, here one of
+ * the widest reach with 27 taps, so that randomised weights take two
+ * Philox draws a pixel (pairs 8 and up). Shapes: one pixel, widths that
+ * are no multiple of the kernel's 16-column blocks, heights that end a
+ * 32-row band early, many bands. Planes 1 and 2 (plane-dependent on 1- or
+ * 2-channel input) run as 3 in the kernel. */
 static int check(ht_context *ctx)
 {
   const int64_t shapes[][2] = { { 1, 1 }, { 33, 17 }, { 5, 70 }, { 301, 97 }, { 1000, 700 } };
-  const char *filters[] = { "floyd-steinberg", "jarvis-judice-ninke", "atkinson", "sierra-lite" };
+  const char *filters[] = { "floyd-steinberg", "jarvis-judice-ninke", "atkinson", "sierra-lite", "stucki", "burkes",
+                            "custom" };
+  ht_filter wide;
+  char why[200];
+  CHECK(ht_filter_parse("- - - - * 3 2 1 1; 1 1 2 1 2 1 2 1 1; 1 1 1 2 1 2 1 1 1; 1 0 1 0 1 0 1 0 1", &wide, why,
+                        sizeof why) == HT_OK,
+        "custom filter: %s", why);
+  CHECK(wide.ntaps == 27 && wide.reach_left == 4 && wide.reach_right == 4 && wide.reach_down == 3,
+        "custom filter: %d taps, reach %d/%d/%d", wide.ntaps, wide.reach_left, wide.reach_right, wide.reach_down);
   const int lv[3] = { 2, 3, 16 };
   const double ws[3] = { 0, 0.2, 0.5 };
   int runs = 0;
-  for (int k = 0; k < 30; k++) {
+  for (int k = 0; k < 44; k++) {
     const int64_t w = shapes[k % 5][0], h = shapes[k % 5][1];
     uint8_t *in = make_rgb(w, h, (uint64_t)k + 1);
     ht_params p;
     ht_params_init(&p);
-    p.filter = *ht_filter_by_name(filters[k % 4]);
+    const char *fname = filters[k < 30 ? k % 4 : k % 7];
+    p.filter = strcmp(fname, "custom") ? *ht_filter_by_name(fname) : wide;
     p.color = k % 2 ? HT_COLOR_CMYK : HT_COLOR_PLANE_DEPENDENT;
     p.levels = lv[(k / 2) % 3];
     if (k % 7 == 3)
@@ -63,15 +82,23 @@ static int check(ht_context *ctx)
       p.plane_weights.forward[j] = ws[(k / 3) % 3];
       p.plane_weights.backward[j] = ws[(k / 3) % 3] * (k % 4 == 1 ? 0.5 : 1.0);
     }
-    p.randomize = (k / 5) % 2 ? 1.0 : 0.0;
+    p.randomize = (k < 30 ? (k / 5) % 2 : k % 4 != 0) ? 1.0 : 0.0;
+    if (k == 34)
+      p.levels = 2; /* the widest filter, binary and randomised */
     p.black = 0.75;
     p.seed = (uint64_t)k * 31;
-    const int planes = k % 2 ? 4 : 3;
+    /* cases 36..43 on 1 or 2 channels (plane-dependent only) */
+    int channels = 3;
+    if (k >= 36) {
+      channels = 1 + k % 2;
+      p.color = HT_COLOR_PLANE_DEPENDENT;
+    }
+    const int planes = p.color == HT_COLOR_CMYK ? 4 : channels;
     uint8_t *a = xmalloc((size_t)(w * h * planes)), *b = xmalloc((size_t)(w * h * planes));
     ht_context_set_threads(ctx, 4);
-    ht_status s = run(ctx, in, w, h, &p, HT_VARIANT_PD_THREADS, planes, a);
-    CHECK(s == HT_OK, "pd-threads: %s", ht_context_message(ctx));
-    s = run(ctx, in, w, h, &p, HT_VARIANT_GPU_PD, planes, b);
+    ht_status s = run(ctx, in, w, h, channels, &p, HT_VARIANT_PD_CPU, planes, a);
+    CHECK(s == HT_OK, "pd: %s", ht_context_message(ctx));
+    s = run(ctx, in, w, h, channels, &p, HT_VARIANT_GPU_PD, planes, b);
     if (s == HT_ERR_NO_GPU) {
       printf("no usable GPU: %s\n", ht_context_message(ctx));
       free(in), free(a), free(b);
@@ -79,8 +106,10 @@ static int check(ht_context *ctx)
     }
     CHECK(s == HT_OK, "gpu-pd: %s", ht_context_message(ctx));
     CHECK(s != HT_OK || memcmp(a, b, (size_t)(w * h * planes)) == 0,
-          "gpu-pd differs from pd-threads: %lldx%lld %s, filter %s, levels %d, weights %g/%g, randomize %g",
-          (long long)w, (long long)h, planes == 4 ? "cmyk" : "rgb", p.filter.name, p.levels,
+          "gpu-pd differs from pd (case %d): %lldx%lld %s, %d planes, filter %s, levels %d, weights %g/%g, "
+          "randomize %g",
+          k, (long long)w, (long long)h, p.color == HT_COLOR_CMYK ? "cmyk" : "plane-dependent", planes, p.filter.name,
+          p.levels,
           p.plane_weights.forward[0], p.plane_weights.backward[0], p.randomize);
     runs++;
     free(in), free(a), free(b);
@@ -110,7 +139,7 @@ static double best_of(ht_context *ctx, const uint8_t *in, int64_t w, int64_t h, 
   return best;
 }
 
-static int bench(ht_context *ctx, int64_t w, int64_t h)
+static int bench(ht_context *ctx, int64_t w, int64_t h, bool gpu_only)
 {
   uint8_t *rgb = make_rgb(w, h, 7);
   uint8_t *gray = xmalloc((size_t)(w * h));
@@ -122,8 +151,10 @@ static int bench(ht_context *ctx, int64_t w, int64_t h)
   ht_params_init(&p);
   const double px = (double)w * (double)h;
   double t;
-  t = best_of(ctx, gray, w, h, &p, HT_VARIANT_WAVEFRONT, 1, 1, o1, 3);
-  printf("gray wavefront (CPU, all cores): %.1f ms, %.1f Mpx/s\n", t, px / t / 1e3);
+  if (!gpu_only) {
+    t = best_of(ctx, gray, w, h, &p, HT_VARIANT_WAVEFRONT, 1, 1, o1, 3);
+    printf("gray wavefront (CPU, all cores): %.1f ms, %.1f Mpx/s\n", t, px / t / 1e3);
+  }
   t = best_of(ctx, gray, w, h, &p, HT_VARIANT_GPU_FAST, 1, 1, o1, 3);
   printf("gray gpu-fast (end to end): %.1f ms, %.1f Mpx/s\n", t, px / t / 1e3);
   p.color = HT_COLOR_PLANE_DEPENDENT;
@@ -131,11 +162,13 @@ static int bench(ht_context *ctx, int64_t w, int64_t h)
     p.plane_weights.forward[j] = p.plane_weights.backward[j] = 0.2;
   for (int r = 0; r < 2; r++) {
     p.randomize = r;
-    double tc = best_of(ctx, rgb, w, h, &p, HT_VARIANT_PD_THREADS, 3, 3, o1, 2);
-    printf("RGB pd-threads (CPU, all cores), randomize %d: %.1f ms, %.1f Mpx/s\n", r, tc, px / tc / 1e3);
+    if (!gpu_only) {
+      double tc = best_of(ctx, rgb, w, h, &p, HT_VARIANT_PD_THREADS, 3, 3, o1, 2);
+      printf("RGB pd-threads (CPU, all cores), randomize %d: %.1f ms, %.1f Mpx/s\n", r, tc, px / tc / 1e3);
+    }
     double tg = best_of(ctx, rgb, w, h, &p, HT_VARIANT_GPU_PD, 3, 3, o2, 2);
     printf("RGB gpu-pd (end to end), randomize %d: %.1f ms, %.1f Mpx/s\n", r, tg, px / tg / 1e3);
-    CHECK(memcmp(o1, o2, (size_t)(w * h * 3)) == 0, "bench: gpu-pd differs from pd-threads");
+    CHECK(gpu_only || memcmp(o1, o2, (size_t)(w * h * 3)) == 0, "bench: gpu-pd differs from pd-threads");
   }
   free(rgb), free(gray), free(o1), free(o2);
   return test_finish("test-color-gpu bench");
@@ -148,7 +181,7 @@ int main(int argc, char **argv)
     return 99;
   int rc;
   if (argc > 3 && !strcmp(argv[1], "bench"))
-    rc = bench(ctx, atoll(argv[2]), atoll(argv[3]));
+    rc = bench(ctx, atoll(argv[2]), atoll(argv[3]), argc > 4 && !strcmp(argv[4], "gpu"));
   else
     rc = check(ctx);
   ht_context_free(ctx);
