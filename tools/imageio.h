@@ -1,7 +1,8 @@
 /* Image files for the halftone tools: PGM/PPM/PBM/PAM (netpbm), PNG,
  * TIFF and JPEG (input). One file a format (imageio_pnm.c, _png.c,
- * _tiff.c, _jpeg.c); imageio.c reads files and streams and dispatches by
- * signature, imageio_dest.c claims the output, writes and renames it.
+ * _tiff.c, _jpeg.c); imageio_read.c reads files and streams and
+ * dispatches by signature, imageio_dest.c claims the output, writes and
+ * renames it, and imageio_util.c holds what they all use.
  *
  * Reading maps the file and, where the file's samples already are what
  * libhalftone takes (8-bit PGM/PPM with maxval 255), points straight into

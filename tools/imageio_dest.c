@@ -327,6 +327,22 @@ bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
   return hti_dest_finish(d, ok, err, n);
 }
 
+bool hti_write_cmyk_tiff(const hti_cmyk *c, hti_dest *d, char *err, size_t n)
+{
+  if (!c || c->width <= 0 || c->height <= 0 || c->width > HTI_MAX_SIDE || c->height > HTI_MAX_SIDE ||
+      (c->depth != 1 && c->depth != 8))
+    return hti_fail(err, n, "bad CMYK image (size or depth)");
+  for (int p = 0; p < 4; p++)
+    if (!c->plane[p] || c->levels[p] < 2 || c->levels[p] > 256 ||
+        c->stride[p] < (c->depth == 1 ? ((size_t)c->width + 7) / 8 : (size_t)c->width))
+      return hti_fail(err, n, "bad CMYK image (plane %d)", p);
+  if (d->discard)
+    return true;
+  if (d->fd < 0 || (!d->tmp && !d->to_stdout))
+    return hti_fail(err, n, "the output file was not opened");
+  return hti_dest_finish(d, hti_write_cmyk_fd(c, d->fd, err, n), err, n);
+}
+
 bool hti_dest_finish(hti_dest *d, bool ok, char *err, size_t n)
 {
   if (d->to_stdout) { /* nothing to sync (a pipe cannot be) or rename */

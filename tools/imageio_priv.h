@@ -28,7 +28,7 @@ static inline bool hti_mul_size(size_t a, size_t b, size_t *r)
   return true;
 }
 
-/* The bytes of memory a decoded image may take (see imageio.c). */
+/* The bytes of memory a decoded image may take (see imageio_util.c). */
 uint64_t hti_memory_limit(void);
 /* Whether `bytes` for a w x h image fit that limit; else false with a
  * "too large" message. */
@@ -119,6 +119,8 @@ size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint3
 
 bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
 bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n);
+/* A checked CMYK image (hti_write_cmyk_tiff) as a TIFF into fd. */
+bool hti_write_cmyk_fd(const hti_cmyk *c, int fd, char *err, size_t n);
 bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
 
 #endif

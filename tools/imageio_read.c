@@ -1,7 +1,8 @@
-/* Image files for the halftone tools: the format-independent part
- * (loading a file or a stream, dispatch by signature, output buffers);
- * see imageio.h. One file a format: imageio_pnm.c, imageio_png.c; the
- * destination and signals: imageio_dest.c. */
+/* Image files for the halftone tools: reading (loading a file or a
+ * stream, dispatch by signature) and output buffers; see imageio.h. One
+ * file a format: imageio_pnm.c, _png.c, _tiff.c, _jpeg.c; the
+ * destination and signals: imageio_dest.c; what all of them use:
+ * imageio_util.c. */
 #include "imageio_priv.h"
 
 #include <errno.h>
@@ -17,17 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool hti_fail(char *err, size_t n, const char *fmt, ...)
-{
-  if (err && n) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-  }
-  return false;
-}
-
 void hti_release(hti_image *img)
 {
   if (!img)
@@ -41,43 +31,6 @@ void hti_release(hti_image *img)
 
 /* ------------------------------------------------------------ file in */
 
-/* The bytes of memory a decoded image may take: the machine's memory,
- * or the process's address-space or data limit where that is lower. A
- * header that declares more is refused with that reason rather than with
- * an allocation's "out of memory" (or worse, after swapping for minutes). */
-uint64_t hti_memory_limit(void)
-{
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  uint64_t m = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
-  static const int limits[] = { RLIMIT_AS, RLIMIT_DATA };
-  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
-    struct rlimit rl;
-    if (getrlimit(limits[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < m)
-      m = (uint64_t)rl.rlim_cur;
-  }
-  return m;
-}
-
-/* "123 MiB" or "4.5 GiB" */
-static const char *bytes_text(char *buf, size_t size, uint64_t bytes)
-{
-  if (bytes < ((uint64_t)1 << 30))
-    snprintf(buf, size, "%.0f MiB", (double)bytes / 1048576.0);
-  else
-    snprintf(buf, size, "%.1f GiB", (double)bytes / 1073741824.0);
-  return buf;
-}
-
-bool hti_fits_memory(uint64_t bytes, uint64_t w, uint64_t h, char *err, size_t n)
-{
-  uint64_t limit = hti_memory_limit();
-  if (bytes <= limit)
-    return true;
-  char a[32], b[32];
-  return hti_fail(err, n, "too large: %llux%llu needs %s, more than the %s of memory this process may use",
-              (unsigned long long)w, (unsigned long long)h, bytes_text(a, sizeof a, bytes),
-              bytes_text(b, sizeof b, limit));
-}
 
 /* A stream (pipe, device, or a file that cannot be mapped), buffered. */
 typedef struct {
@@ -553,12 +506,6 @@ uint8_t *hti_gray8(const hti_image *im, int channel)
 
 /* --------------------------------------------------------------- output */
 
-bool hti_is_null_device(const char *path)
-{
-  struct stat a, b;
-  return stat(path, &a) == 0 && S_ISCHR(a.st_mode) && stat("/dev/null", &b) == 0 && S_ISCHR(b.st_mode) &&
-         a.st_rdev == b.st_rdev;
-}
 
 int hti_kind_from_path(const char *path)
 {
@@ -664,17 +611,4 @@ void hti_out_free(hti_out *o)
   }
 }
 
-bool hti_write_all(int fd, const uint8_t *p, size_t len, char *err, size_t n)
-{
-  while (len) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return hti_fail(err, n, "cannot write: %s", w < 0 ? strerror(errno) : "no progress");
-    p += w;
-    len -= (size_t)w;
-  }
-  return true;
-}
 
