@@ -12,11 +12,18 @@
  *              changes the result and follows the seed;
  *  mean        the mean of every plane of a gray ramp is kept within a
  *              bound, and the planes' total more tightly;
+ *  fast        pd-threads' fast kernel (core/color/pd_diagonal.c: filters
+ *              of Floyd-Steinberg's shape, 3 and 4 planes, no randomising)
+ *              against the reference for every thread count 1..8: band
+ *              heights 8/16/32, levels 2..4 mixed, 8- and 16-bit input and
+ *              output, cmyk, odd shapes, weights whose errors outgrow its
+ *              32-bit products (the row kernel runs again), and the row
+ *              kernel (HT_PD_NO_DIAGONAL) against it on a larger image;
  *  golden      hashes of a few runs, made by running this code;
  *  errors      out-of-range weights and amounts, and combinations the
  *              modes do not take, give a clear error.
  *
- * usage: test-color [reference|threads|per-channel|randomize|mean|golden|errors] */
+ * usage: test-color [reference|threads|fast|per-channel|randomize|mean|golden|errors] */
 #include "ht-test.h"
 
 #include "rng.h"
@@ -272,6 +279,102 @@ static void part_threads(ht_context *ctx)
   }
 }
 
+/* ht_run on 8-bit input and output: the picture's samples must be
+ * multiples of 257 (the same values as 16 bits); level indices back out */
+static ht_status run_lib8(ht_context *ctx, const picture *pic, const ht_params *p, int planes, uint8_t *out)
+{
+  const int64_t n = pic->w * pic->h;
+  uint8_t *i8 = xmalloc((size_t)(n * pic->channels)), *o = xmalloc((size_t)(n * planes));
+  for (int64_t i = 0; i < n * pic->channels; i++)
+    i8[i] = (uint8_t)(pic->in[i] / 257);
+  ht_image in = { pic->w, pic->h, (size_t)(pic->w * pic->channels), pic->channels, HT_FORMAT_U8, i8 };
+  ht_image im = { pic->w, pic->h, (size_t)(pic->w * planes), planes, HT_FORMAT_U8, o };
+  ht_status s = ht_run(ctx, &in, &im, p);
+  for (int c = 0; s == HT_OK && c < planes; c++) {
+    int L = p->plane_levels[c] ? p->plane_levels[c] : p->levels;
+    for (int64_t i = 0; i < n; i++)
+      out[c * n + i] = (uint8_t)(((int64_t)o[i * planes + c] * (L - 1) + 127) / 255);
+  }
+  free(i8);
+  free(o);
+  return s;
+}
+
+static void part_fast(ht_context *ctx)
+{
+  const char *shapes_fs[] = { "- * 3; 2 4 1 / 10", "- * 1; 1 1 0 / 3" }; /* custom filters of FS's shape */
+  const int64_t sizes[][2] = { { 1, 1 }, { 2, 3 }, { 17, 9 }, { 63, 40 }, { 301, 70 }, { 1100, 45 } };
+  const int lv[][4] = { { 2, 2, 2, 2 }, { 3, 3, 3, 3 }, { 2, 4, 3, 2 }, { 4, 2, 2, 3 } };
+  const double ws[][2] = { { 0.2, 0.2 }, { 0.5, 0.5 }, { 0.3, 0.1 }, { 0, 0 } };
+  int runs = 0;
+  for (int k = 0; k < 26; k++) {
+    ht_filter f;
+    if (k % 4 < 2)
+      f = *ht_filter_builtin(k % 4 ? HT_FILTER_SIERRA_LITE : HT_FILTER_FLOYD_STEINBERG);
+    else {
+      char err[256];
+      CHECK(ht_filter_parse(shapes_fs[k % 4 - 2], &f, err, sizeof err) == HT_OK, "custom filter: %s", err);
+    }
+    const bool cmyk = k % 3 == 2, bytes = k % 2 == 0, wild = k >= 24;
+    const int si = wild ? 4 + k % 2 : k % 6;
+    picture pic = make_picture(sizes[si][0], sizes[si][1], 3, (uint64_t)k + 500);
+    uint16_t *in = (uint16_t *)(uintptr_t)pic.in;
+    for (int64_t i = 0; i < pic.w * pic.h * 3; i++) /* 8-bit values, so that 8- and 16-bit runs agree */
+      in[i] = (uint16_t)(in[i] / 257 * 257);
+    setup st = { f, cmyk ? 4 : 3, cmyk, { 0 }, ws[k % 4][0], ws[(k / 4) % 4][1], (k % 13) == 5 ? 1.0 : 0.0,
+                 (k % 3) * 0.4, (uint64_t)k * 31, false };
+    memcpy(st.levels, lv[(k / 3) % 4], sizeof st.levels);
+    const int64_t n = pic.w * pic.h * st.planes;
+    uint8_t *want = xmalloc((size_t)n), *got = xmalloc((size_t)n);
+    ht_params p;
+    if (wild) {
+      /* plane 1 takes all of plane 0's and plane 2's errors: they grow past
+       * 2^18, where the fast kernel's 32-bit products stop being exact */
+      st.fwd = st.bwd = 0;
+      set_params(&st, &p, HT_VARIANT_PD_CPU);
+      p.plane_weights.forward[0] = 1;
+      p.plane_weights.backward[2] = 1;
+      for (int64_t i = 0; i < pic.w * pic.h; i++)
+        in[i * 3 + 1] = 65535;
+      CHECK(run_lib(ctx, &pic, &p, st.planes, want) == HT_OK, "pd: %s", ht_context_message(ctx));
+    } else {
+      reference(&pic, &st, want);
+    }
+    for (int t = 1; t <= 8; t++) {
+      if (!wild)
+        set_params(&st, &p, HT_VARIANT_PD_THREADS);
+      p.variant = HT_VARIANT_PD_THREADS;
+      ht_context_set_threads(ctx, t);
+      ht_status s = bytes ? run_lib8(ctx, &pic, &p, st.planes, got) : run_lib(ctx, &pic, &p, st.planes, got);
+      CHECK(s == HT_OK && memcmp(want, got, (size_t)n) == 0,
+            "pd-threads, %d threads, filter %s, %lldx%lld, %s, %d-bit, levels %d/%d/%d/%d, weights %g/%g%s%s: %s", t,
+            f.name, (long long)pic.w, (long long)pic.h, cmyk ? "cmyk" : "rgb", bytes ? 8 : 16, st.levels[0],
+            st.levels[1], st.levels[2], st.levels[3], st.fwd, st.bwd, st.amount > 0 ? ", randomized" : "",
+            wild ? ", growing errors" : "", s == HT_OK ? "differs from the reference" : ht_context_message(ctx));
+      runs++;
+    }
+    free(want);
+    free(got);
+    free((void *)pic.in);
+  }
+  /* the row kernel against the fast one where a band's rows are many */
+  picture pic = make_picture(700, 150, 3, 77);
+  setup st = { *ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG), 3, false, { 2, 2, 2, 2 }, 0.2, 0.2, 0, 0, 1, false };
+  uint8_t *a = xmalloc((size_t)(700 * 150 * 3)), *b = xmalloc((size_t)(700 * 150 * 3));
+  ht_params p;
+  set_params(&st, &p, HT_VARIANT_PD_THREADS);
+  ht_context_set_threads(ctx, 2);
+  CHECK(run_lib(ctx, &pic, &p, 3, a) == HT_OK, "%s", ht_context_message(ctx));
+  setenv("HT_PD_NO_DIAGONAL", "1", 1);
+  CHECK(run_lib(ctx, &pic, &p, 3, b) == HT_OK, "%s", ht_context_message(ctx));
+  unsetenv("HT_PD_NO_DIAGONAL");
+  CHECK(memcmp(a, b, (size_t)(700 * 150 * 3)) == 0, "the row kernel and the fast kernel differ");
+  free(a);
+  free(b);
+  free((void *)pic.in);
+  printf("fast: %d runs\n", runs);
+}
+
 static void part_per_channel(ht_context *ctx)
 {
   for (int i = 0; i < 6; i++) {
@@ -476,6 +579,8 @@ int main(int argc, char **argv)
     part_reference(ctx);
   else if (!strcmp(part, "threads"))
     part_threads(ctx);
+  else if (!strcmp(part, "fast"))
+    part_fast(ctx);
   else if (!strcmp(part, "per-channel"))
     part_per_channel(ctx);
   else if (!strcmp(part, "randomize"))
