@@ -287,6 +287,15 @@ static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile 
     if (S->bytes_in) { /* 8-bit RGB(A), the usual input: straight from the bytes */
       const size_t ch = (size_t)r0->in_channels;
       const uint8_t *src = r0->in + (size_t)(y0 + j) * r0->in_stride + (size_t)xa * ch;
+      /* the next block's bytes of this row, and its output's, meanwhile */
+      const int64_t pn = xb + K < w ? K : w - xb;
+      for (int64_t o = 0; o < pn * (int64_t)ch; o += 64)
+        __builtin_prefetch(src + (size_t)(b - a) * ch + (size_t)o);
+      if (S->bytes_out) {
+        const uint8_t *dst = r0->out + (size_t)(y0 + j) * r0->out_stride + (size_t)xb * (size_t)r0->out_channels;
+        for (int64_t o = 0; o < pn * r0->out_channels; o += 64)
+          __builtin_prefetch(dst + o, 1);
+      }
       int32_t *d0 = t->rows[0][j] + a, *d1 = t->rows[1][j] + a, *d2 = t->rows[2][j] + a,
               *d3 = t->rows[P - 1][j] + a;
       if (P == 3 && ch == 3)
