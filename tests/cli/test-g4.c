@@ -17,34 +17,12 @@
 #include "ht-test.h"
 
 #if HT_HAVE_TIFF
-#include <tiffio.h>
-#include <unistd.h>
+#include "ht-g4.h"
 
 static FILE *scratch; /* the temporary file every TIFF goes through */
 static int images;
 
 static void silent(const char *module, const char *fmt, va_list ap) { (void)module, (void)fmt, (void)ap; }
-
-static TIFF *open_scratch(const char *mode)
-{
-  int fd = fileno(scratch);
-  if (*mode == 'w' && ftruncate(fd, 0) != 0)
-    return NULL;
-  lseek(fd, 0, SEEK_SET);
-  return TIFFFdOpen(dup(fd), "scratch", mode); /* TIFFClose closes the dup */
-}
-
-static void set_tags(TIFF *tif, uint32_t w, uint32_t h)
-{
-  TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, w);
-  TIFFSetField(tif, TIFFTAG_IMAGELENGTH, h);
-  TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, 1);
-  TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, 1);
-  TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISWHITE);
-  TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_CCITTFAX4);
-  TIFFSetField(tif, TIFFTAG_FILLORDER, FILLORDER_MSB2LSB);
-  TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, h);
-}
 
 static size_t first_difference(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
@@ -74,14 +52,14 @@ static void check(const uint8_t *px, size_t stride, uint32_t w, uint32_t h, cons
   uint8_t *packed = xmalloc(rb * h);
   for (uint32_t y = 0; y < h; y++)
     memcpy(packed + y * rb, px + y * stride, rb);
-  TIFF *tif = open_scratch("w");
+  TIFF *tif = ht_g4_open(fileno(scratch), "w");
   CHECK(tif != NULL, "cannot open a TIFF on the scratch file");
   if (!tif)
     exit(99);
-  set_tags(tif, w, h);
+  ht_g4_tags(tif, w, h);
   CHECK(TIFFWriteEncodedStrip(tif, 0, packed, (tmsize_t)(rb * h)) >= 0, "%s: libtiff cannot code", what);
   TIFFClose(tif);
-  tif = open_scratch("r");
+  tif = ht_g4_open(fileno(scratch), "r");
   uint64_t *counts = NULL;
   TIFFGetField(tif, TIFFTAG_STRIPBYTECOUNTS, &counts);
   size_t theirs_len = counts ? (size_t)counts[0] : 0;
@@ -92,24 +70,10 @@ static void check(const uint8_t *px, size_t stride, uint32_t w, uint32_t h, cons
         "%s %ux%u: %zu bytes, libtiff's coder %zu, first difference at byte %zu", what, w, h, len, theirs_len,
         first_difference(ours, len, theirs, theirs_len));
   /* ours, decoded by libtiff */
-  tif = open_scratch("w");
-  set_tags(tif, w, h);
-  CHECK(TIFFWriteRawStrip(tif, 0, ours, (tmsize_t)len) >= 0, "%s: raw write", what);
-  TIFFClose(tif);
-  tif = open_scratch("r");
-  uint8_t *back = xmalloc(rb * h);
-  CHECK(TIFFReadEncodedStrip(tif, 0, back, (tmsize_t)(rb * h)) == (tmsize_t)(rb * h), "%s %ux%u: libtiff cannot decode",
-        what, w, h);
-  TIFFClose(tif);
-  uint8_t last = (uint8_t)(0xFF00u >> ((w - 1) % 8 + 1)); /* the pixels of a row's last byte */
-  for (uint32_t y = 0; y < h; y++) {
-    const uint8_t *a = packed + y * rb, *b = back + y * rb;
-    if (memcmp(a, b, rb - 1) != 0 || ((a[rb - 1] ^ b[rb - 1]) & last)) {
-      CHECK(0, "%s %ux%u: row %u decodes to other pixels", what, w, h, y);
-      break;
-    }
-  }
-  free(ours), free(packed), free(theirs), free(back);
+  int64_t bad = ht_g4_decode_compare(fileno(scratch), ours, len, packed, w, h);
+  CHECK(bad == -1, "%s %ux%u: %s %lld", what, w, h, bad == -2 ? "libtiff cannot decode it" : "other pixels from row",
+        (long long)bad);
+  free(ours), free(packed), free(theirs);
 }
 
 static inline void set_px(uint8_t *row, uint32_t x, int black)

@@ -5,10 +5,12 @@
  * as its format goes). A decoded image must describe itself sanely, every
  * sample it claims must be readable (AddressSanitizer sees any read past
  * the buffer), the gray plane of the tools must come out, and a refusal
- * must give a one-line message. Any breach aborts, which libFuzzer
- * reports as a crash.
+ * must give a one-line message. The same bytes are also taken as 1-bit
+ * rows (the first two bytes give the width) for the TIFF writer's G4
+ * coder, whose strip libtiff's decoder must turn back into those rows.
+ * Any breach aborts, which libFuzzer reports as a crash.
  */
-#include "imageio.h"
+#include "imageio_priv.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -73,6 +75,35 @@ static void read_path(const char *path, const char *how)
   hti_release(&img);
 }
 
+#if HT_HAVE_TIFF
+#include "ht-g4.h"
+
+/* The input as rows of 1..4096 pixels (at most 256 of them), coded by
+ * hti_g4_encode and decoded by libtiff through the file fd. */
+static void g4_round_trip(const uint8_t *data, size_t size, int fd)
+{
+  if (size < 3)
+    return;
+  uint32_t w = 1 + (((uint32_t)data[0] | (uint32_t)data[1] << 8) % 4096);
+  size_t rb = ((size_t)w + 7) / 8, h = (size - 2) / rb;
+  if (h == 0)
+    return;
+  if (h > 256)
+    h = 256;
+  uint8_t *coded = malloc(hti_g4_bound(w, (uint32_t)h));
+  size_t len = coded ? hti_g4_encode(data + 2, rb, w, (uint32_t)h, coded) : 0;
+  if (!len)
+    abort();
+  int64_t bad = ht_g4_decode_compare(fd, coded, len, data + 2, w, (uint32_t)h);
+  free(coded);
+  if (bad != -1) {
+    char what[64];
+    snprintf(what, sizeof what, "%u x %zu, row %lld", w, h, (long long)bad);
+    fail("G4", "the coded rows decode to other pixels", what);
+  }
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   static int file = -1;
@@ -85,6 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     abort();
   snprintf(path, sizeof path, "/proc/self/fd/%d", file);
   read_path(path, "file");
+#if HT_HAVE_TIFF
+  static int g4_file = -1;
+  if (g4_file < 0 && (g4_file = memfd_create("fuzz-imageio-g4", 0)) < 0)
+    abort();
+  g4_round_trip(data, size, g4_file);
+#endif
 
   /* a pipe, written whole and closed before it is read */
   int fds[2];
