@@ -8,23 +8,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-typedef struct {
-  int calls;
-  int cancel_at; /* return false on this call (1-based); 0: never */
-  double last;
-  bool backwards;
-} watch;
-
-static bool on_progress(double fraction, void *user)
-{
-  watch *wt = user;
-  wt->calls++;
-  if (fraction < wt->last || fraction < 0 || fraction > 1)
-    wt->backwards = true;
-  wt->last = fraction;
-  return wt->cancel_at == 0 || wt->calls < wt->cancel_at;
-}
-
 static void on_alarm(int sig)
 {
   (void)sig;

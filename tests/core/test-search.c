@@ -682,22 +682,6 @@ static void part_api(void)
 
 /* -------------------------------------------------------------- cancel */
 
-typedef struct {
-  int calls, cancel_at;
-  double last;
-  bool backwards;
-} watch;
-
-static bool on_progress(double fraction, void *user)
-{
-  watch *wt = user;
-  wt->calls++;
-  if (fraction < wt->last || fraction < 0 || fraction > 1)
-    wt->backwards = true;
-  wt->last = fraction;
-  return wt->cancel_at == 0 || wt->calls < wt->cancel_at;
-}
-
 static void part_cancel(void)
 {
   img im = make_img(96, 80, 3);

@@ -16,18 +16,7 @@
 #include <cstring>
 #include <vector>
 
-#define SKIP 77
-
-static int failures;
-#define CHECK(cond, ...)                                                         \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
-      fprintf(stderr, __VA_ARGS__);                                              \
-      fputc('\n', stderr);                                                       \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
+#include "../include/ht-check.h"
 
 static bool ok(cudaError_t e, const char *what)
 {
@@ -168,10 +157,5 @@ int main()
   cudaFree(d_a);
   cudaFree(d_b);
   cudaFree(d_e);
-  if (failures) {
-    fprintf(stderr, "cuda arith: %d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("cuda arith: all checks passed\n");
-  return 0;
+  return test_finish("cuda arith");
 }

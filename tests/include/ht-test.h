@@ -1,6 +1,6 @@
 /* Helpers shared by the C tests of the core and cuda suites (header
- * only): checks that count failures, memory, deterministic random
- * images and a PGM reader. */
+ * only): checks that count failures (ht-check.h), memory, deterministic
+ * random images, a PGM reader and a progress watcher. */
 #ifndef HT_TEST_H
 #define HT_TEST_H
 
@@ -12,30 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SKIP 77
-
-static int test_failures;
-
-#define CHECK(cond, ...)                                                     \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                          \
-      fputc('\n', stderr);                                                   \
-      test_failures++;                                                       \
-    }                                                                        \
-  } while (0)
-
-/* Exits 1 when a check failed; prints a summary line either way. */
-static inline int test_finish(const char *name)
-{
-  if (test_failures) {
-    fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
-    return 1;
-  }
-  printf("%s: all checks passed\n", name);
-  return 0;
-}
+#include "ht-check.h"
 
 static inline void *xmalloc(size_t n)
 {
@@ -45,6 +22,25 @@ static inline void *xmalloc(size_t n)
     exit(99); /* 99: hard error in Meson's test protocol */
   }
   return p;
+}
+
+/* A progress callback's record for the cancel tests: calls seen, the
+ * call (1-based) on which to cancel (0: never), the last fraction and
+ * whether one went back or left 0..1. */
+typedef struct {
+  int calls, cancel_at;
+  double last;
+  bool backwards;
+} watch;
+
+static inline bool on_progress(double fraction, void *user)
+{
+  watch *wt = (watch *)user;
+  wt->calls++;
+  if (fraction < wt->last || fraction < 0 || fraction > 1)
+    wt->backwards = true;
+  wt->last = fraction;
+  return wt->cancel_at == 0 || wt->calls < wt->cancel_at;
 }
 
 /* xorshift64*: deterministic random numbers, no global state */
