@@ -14,26 +14,13 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-
-
-class Fail(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
 
 
 # ------------------------------------------------------------ image files
 
 # tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cases import Skip, check, run_case  # noqa: E402
 from pnm import FormatError, read_png, read_pnm, write_png, write_pnm  # noqa: E402
 
 
@@ -667,15 +654,8 @@ def main(argv):
                 f.write("\n".join(lines) + "\n")
             print("wrote %s (%d entries)" % (env.golden, len(lines)))
             return 0
-        CASES[argv[5]](env)
-        print("ok: %s" % argv[5])
-        return 0
-    except Skip as e:
-        print("skip: %s" % e)
-        return SKIP
-    except (Fail, FormatError) as e:  # an unreadable output fails the case too
-        print("FAIL: %s: %s" % (argv[5], e))
-        return 1
+        # an unreadable output fails the case too
+        return run_case(argv[5], CASES[argv[5]], env, fails=(FormatError,))
     finally:
         shutil.rmtree(env.dir, ignore_errors=True)
 

@@ -26,18 +26,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cases import Fail, check, run_case  # noqa: E402
 from pnm import read_pnm  # noqa: E402
-
-SKIP = 77
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
 
 
 def run(halftone, *args, rc=0):
@@ -292,13 +282,7 @@ def main():
         return 2
     with tempfile.TemporaryDirectory() as d:
         os.chdir(d)
-        try:
-            fn(ht)
-        except Fail as e:
-            print("FAIL %s: %s" % (case, e), file=sys.stderr)
-            return 1
-    print("ok %s" % case)
-    return 0
+        return run_case(case, fn, ht)
 
 
 if __name__ == "__main__":

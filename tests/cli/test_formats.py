@@ -18,23 +18,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cases import Skip, check, run_case  # noqa: E402
 from pnm import FormatError, png_chunk, read_pnm, write_pnm  # noqa: E402
 
-SKIP = 77
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-class Fail(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
 
 
 def on_terminal(*argv):
@@ -636,15 +623,7 @@ def main(argv):
         return 2
     env = Env(argv[1], argv[2])
     try:
-        CASES[argv[3]](env)
-        print("ok: %s" % argv[3])
-        return 0
-    except Skip as e:
-        print("skip: %s" % e)
-        return SKIP
-    except (Fail, FormatError, subprocess.CalledProcessError) as e:
-        print("FAIL: %s: %s" % (argv[3], e))
-        return 1
+        return run_case(argv[3], CASES[argv[3]], env, fails=(FormatError, subprocess.CalledProcessError))
     finally:
         shutil.rmtree(env.dir, ignore_errors=True)
 

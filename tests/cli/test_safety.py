@@ -43,7 +43,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli import SKIP, Env, Fail, Skip, check, digest, expect_error  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cases import SKIP, Fail, Skip, check, run_case  # noqa: E402
+from test_cli import Env, digest, expect_error  # noqa: E402
 from test_cli import write_pnm, FormatError  # noqa: E402,F401
 
 
@@ -701,15 +703,7 @@ def main(argv):
         return 2
     env = Env(*argv[1:5])
     try:
-        CASES[argv[5]](env)
-        print("ok: %s" % argv[5])
-        return 0
-    except Skip as e:
-        print("skip: %s" % e)
-        return SKIP
-    except (Fail, FormatError) as e:
-        print("FAIL: %s: %s" % (argv[5], e))
-        return 1
+        return run_case(argv[5], CASES[argv[5]], env, fails=(FormatError,))
     finally:
         for root, dirs, _ in os.walk(env.dir):
             for d in dirs:

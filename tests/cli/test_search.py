@@ -22,19 +22,9 @@ import sys
 import tempfile
 import time
 
-SKIP = 77
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cases import check, run_case  # noqa: E402
 from pnm import FormatError, read_pnm, write_pnm  # noqa: E402
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
 
 
 class Env:
@@ -356,12 +346,7 @@ def main(argv):
         return 2
     env = Env(*argv[1:4])
     try:
-        CASES[argv[4]](env)
-        print("ok: %s" % argv[4])
-        return 0
-    except (Fail, FormatError) as e:
-        print("FAIL: %s: %s" % (argv[4], e))
-        return 1
+        return run_case(argv[4], CASES[argv[4]], env, fails=(FormatError,))
     finally:
         shutil.rmtree(env.dir, ignore_errors=True)
 

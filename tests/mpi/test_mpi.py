@@ -35,19 +35,10 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import pnm  # noqa: E402
+from cases import SKIP, Fail, check, run_case  # noqa: E402
 
-SKIP = 77
 FULL = os.environ.get("HT_TEST_MPI_FULL") == "1"
 TIMEOUT = 120
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
 
 
 class Env:
@@ -257,13 +248,7 @@ def main():
     env = Env(os.path.abspath(halftone), os.path.abspath(hmpi), mpirun, os.path.abspath(data))
     with tempfile.TemporaryDirectory(prefix="ht-mpi-") as tmp:
         os.chdir(tmp)
-        try:
-            CASES[case](env)
-        except Fail as e:
-            print("FAIL: %s" % e, file=sys.stderr)
-            return 1
-    print("%s: passed" % case)
-    return 0
+        return run_case(case, CASES[case], env)
 
 
 if __name__ == "__main__":
