@@ -89,6 +89,18 @@ op_test_end (void)
   return failures ? 1 : 0;
 }
 
+/* A test program's main: GEGL started, `tests` run one after another
+ * where the op is registered, the exit status. */
+static G_GNUC_UNUSED int
+op_test_main (gint argc, gchar **argv, void (*const *tests) (void), gsize n)
+{
+  op_test_start (&argc, &argv);
+  if (op_registered ())
+    for (gsize i = 0; i < n; i++)
+      tests[i] ();
+  return op_test_end ();
+}
+
 /* The last warning: one at least since `warnings` was reset, in the op's
  * log domain, naming `needle` and `says` (what the op did instead). */
 static G_GNUC_UNUSED void

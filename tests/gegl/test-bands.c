@@ -153,11 +153,7 @@ test_part (void)
 int
 main (int argc, char **argv)
 {
-  op_test_start (&argc, &argv);
-  if (op_registered ())
-    {
-      test_bands_equal_whole ();
-      test_part ();
-    }
-  return op_test_end ();
+  static void (*const tests[]) (void) = { test_bands_equal_whole, test_part };
+
+  return op_test_main (argc, argv, tests, G_N_ELEMENTS (tests));
 }

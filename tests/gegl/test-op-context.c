@@ -140,8 +140,7 @@ test_kept_context (void)
 int
 main (int argc, char **argv)
 {
-  op_test_start (&argc, &argv);
-  if (op_registered ())
-    test_kept_context ();
-  return op_test_end ();
+  static void (*const tests[]) (void) = { test_kept_context };
+
+  return op_test_main (argc, argv, tests, G_N_ELEMENTS (tests));
 }

@@ -366,13 +366,9 @@ test_embedding (void)
 int
 main (int argc, char **argv)
 {
-  op_test_start (&argc, &argv);
-  if (op_registered ())
-    {
-      test_failures_pass_input_through ();
-      test_failures_large ();
-      test_backend_cuda ();
-      test_embedding ();
-    }
-  return op_test_end ();
+  static void (*const tests[]) (void) = {
+    test_failures_pass_input_through, test_failures_large, test_backend_cuda, test_embedding,
+  };
+
+  return op_test_main (argc, argv, tests, G_N_ELEMENTS (tests));
 }
