@@ -94,12 +94,36 @@ __device__ __forceinline__ unsigned long long globaltimer()
   return t;
 }
 
+/* ht_pd_term(e, q) = (e q + 2048) >> 12 in 64 bits, as one multiply-add
+ * and a funnel shift: the low 32 bits of the shifted sum are bits 12..43
+ * of the sum, whatever the shift's sign handling (nvcc otherwise emits a
+ * full 64-bit multiply) */
+__device__ __forceinline__ int32_t term(int32_t e, int32_t q)
+{
+  unsigned lo, hi;
+  asm("{\n\t.reg .s64 t;\n\tmad.wide.s32 t, %2, %3, 2048;\n\tmov.b64 {%0, %1}, t;\n\t}"
+      : "=r"(lo), "=r"(hi)
+      : "r"(e), "r"(q));
+  return (int32_t)__funnelshift_r(lo, hi, 12);
+}
+
+/* (s m amount) >> 27 of ht_pd_perturb: s m fits 32 bits (|s| <= 2^15,
+ * m <= 2^12), the product with the amount does not */
+__device__ __forceinline__ int32_t perturb_d(int32_t sm, int32_t amount)
+{
+  unsigned lo, hi;
+  asm("{\n\t.reg .s64 t;\n\tmul.wide.s32 t, %2, %3;\n\tmov.b64 {%0, %1}, t;\n\t}"
+      : "=r"(lo), "=r"(hi)
+      : "r"(sm), "r"(amount));
+  return (int32_t)__funnelshift_r(lo, hi, 27);
+}
+
 __device__ __forceinline__ uint32_t pick4(const uint32_t r[4], int i)
 {
   return i == 0 ? r[0] : i == 1 ? r[1] : i == 2 ? r[2] : r[3];
 }
 
-template <int P, int L, int R, int D, bool RAND, int UNR>
+template <int P, int L, int R, int D, bool RAND, bool BIN, int UNR>
 __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
 {
   constexpr int K = L + 1;
@@ -133,6 +157,14 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
     const unsigned long long *crd = a.carry + (size_t)(b % CSLOTS) * D * P * a.carry_row;
     unsigned long long *cwr = a.carry + (size_t)((b + 1) % CSLOTS) * D * P * a.carry_row;
     const unsigned long long wtag = (unsigned long long)(unsigned)(b + 1) << 32;
+    /* lane 31's carried rows, one pointer per row and plane (a chunk adds
+     * its first column, a step its constant offset) */
+    unsigned long long *cwp[P][D];
+#pragma unroll
+    for (int p = 0; p < P; p++)
+#pragma unroll
+      for (int d = 0; d < D; d++)
+        cwp[p][d] = cwr + (size_t)(d * P + p) * a.carry_row;
 
     int op[P][R + 1], pd[P][D][NW], nx[P], back[P];
 #pragma unroll
@@ -235,6 +267,7 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
 #pragma unroll
       for (int p = 0; p < P; p++)
         inv[p] = rin[p * RING + (x0 & (RING - 1))];
+      const int cx0 = x0 - L;
 
 #pragma unroll UNR
       for (int t = 0; t < CH; t++) {
@@ -255,7 +288,7 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
         for (int p = 0; p < P; p++) {
           const int v = cin[p] + op[p][0] + nx[p] + fwd + back[p];
           int e, lv;
-          if (bin[p]) {
+          if (BIN || bin[p]) {
             lv = ht_fx_binary(v);
             e = v - (lv ? HT_FX_ONE : 0);
           } else {
@@ -263,14 +296,14 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
           }
           e = act ? e : 0;
           rout[p * RING + ri] = (uint8_t)lv;
-          const int f = p + 1 < P ? ht_pd_term(e, a.fwd[p]) : 0;
-          const int bk = p > 0 && !last ? ht_pd_term(e, a.bwd[p]) : 0;
+          const int f = p + 1 < P ? term(e, a.fwd[p]) : 0;
+          const int bk = p > 0 && !last ? term(e, a.bwd[p]) : 0;
           if (p > 0)
             nb[p - 1] = bk;
           const int ei = e - f - bk;
           if (RAND) {
             ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 0, r0);
-            if (a.npairs > 8)
+            if (L >= 4 && a.npairs > 8) /* only the widest box has pairs 8 and up */
               ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 1, r1);
           }
 #pragma unroll
@@ -284,14 +317,14 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
                 const uint32_t w0 = pick4(r0, (k % 8) / 2), w1 = pick4(r1, (k % 8) / 2);
                 const uint32_t word = k >= 8 ? w1 : w0;
                 const int32_t s = (int32_t)((k & 1) ? word >> 16 : word & 0xFFFFu) - 32768;
-                const int32_t dd = (int32_t)(((int64_t)s * a.rm[dy][dx + 4] * a.amount) >> 27);
+                const int32_t dd = perturb_d(s * a.rm[dy][dx + 4], a.amount);
                 q += a.rsign[dy][dx + 4] * dd;
               }
-              const int32_t term = ht_pd_term(ei, q);
+              const int32_t tm = term(ei, q);
               if (dy == 0)
-                op[p][dx] += term;
+                op[p][dx] += tm;
               else
-                pd[p][dy - 1][dx + L] += term;
+                pd[p][dy - 1][dx + L] += tm;
             }
           fwd = f;
         }
@@ -299,7 +332,7 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
         for (int p = 0; p < P; p++)
           back[p] = p + 1 < P ? nb[p] : 0;
         /* column x - L of the rows below is final: on to the next lane */
-        const int cx = x - L;
+        const int cx = cx0 + t;
         const bool st = lane == 31 && (unsigned)cx < (unsigned)W;
 #pragma unroll
         for (int p = 0; p < P; p++) {
@@ -314,7 +347,7 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
             for (int i = 0; i + 1 < NW; i++)
               pd[p][d][i] = pd[p][d][i + 1];
             pd[p][d][NW - 1] = 0;
-            st_word_if(cwr + (size_t)(d * P + p) * a.carry_row + cx, wtag | (unsigned)fin, st);
+            st_word_if(cwp[p][d] + cx0 + t, wtag | (unsigned)fin, st);
             int s = __shfl_up_sync(FULL, fin, 1);
             const int above = __shfl_sync(FULL, cur[p][d], t);
             s = lane == 0 ? above : s;
@@ -345,12 +378,12 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
   }
 }
 
-template <int P, int L, int R, int D, bool RAND>
+template <int P, int L, int R, int D, bool RAND, bool BIN>
 cudaError_t launch(const pd_params &a, int sms, int wps)
 {
   /* the box of any filter compiles to a loop, not 16 unrolled steps */
   constexpr int UNR = L >= 4 ? 1 : CH;
-  auto kern = pd_kernel<P, L, R, D, RAND, UNR>;
+  auto kern = pd_kernel<P, L, R, D, RAND, BIN, UNR>;
   int per_sm = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32, 0);
   if (per_sm < 1)
@@ -364,10 +397,22 @@ cudaError_t launch(const pd_params &a, int sms, int wps)
   return cudaGetLastError();
 }
 
+/* All planes binary: no branch in a step, so that the compiler can
+ * interleave the planes' and steps' independent work (a branch per plane
+ * ends the block it schedules in). The widest box keeps one kernel. */
+template <int P, int L, int R, int D, bool RAND>
+cudaError_t launch_b(const pd_params &a, int sms, int wps)
+{
+  bool bin = L < 4;
+  for (int j = 0; j < P; j++)
+    bin = bin && a.levels[j] == 2;
+  return bin ? launch<P, L, R, D, RAND, L < 4>(a, sms, wps) : launch<P, L, R, D, RAND, false>(a, sms, wps);
+}
+
 template <int P, int L, int R, int D>
 cudaError_t launch_r(const pd_params &a, int sms, int wps)
 {
-  return a.amount ? launch<P, L, R, D, true>(a, sms, wps) : launch<P, L, R, D, false>(a, sms, wps);
+  return a.amount ? launch_b<P, L, R, D, true>(a, sms, wps) : launch_b<P, L, R, D, false>(a, sms, wps);
 }
 
 template <int L, int R, int D>
@@ -437,6 +482,12 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
     }
   }
   a.npairs = flt->ntaps / 2;
+  for (int dy = 0; dy < 4; dy++)
+    for (int i = 0; i < QW; i++)
+      if (c->amount && a.rm[dy][i] > 65535) { /* s m must fit 32 bits (perturb_d) */
+        say(msg, n, "the CUDA module cannot randomise filter %.32s: a weight above 16", flt->name);
+        return HT_CUDA_ERR_UNSUPPORTED;
+      }
   a.amount = c->amount;
   a.seed = c->seed;
   const size_t W = (size_t)w, H = (size_t)h;
