@@ -31,11 +31,14 @@
  *  - specialised for 3 and 4 planes (fewer run as 3 with empty planes
  *    that the feeds of the real ones do not reach), for the filter boxes
  *    (L, R, D) = (1,1,1) (Floyd-Steinberg, Sierra Lite), (2,2,2) (the
- *    other built-ins) and (4,4,3) (any filter), and for randomised
- *    weights or not (no Philox draw when the amount is 0).
+ *    other built-ins) and (4,4,3) (any filter), for randomised weights
+ *    or not (no Philox draw when the amount is 0), and for all planes
+ *    binary (no branch in a step, so the compiler schedules the planes'
+ *    and steps' independent work together).
  * Every term is core/color/pd.h's ht_pd_term of the source pixel's error
  * and (perturbed) weight, so each sum is the sequential run's integer
- * whatever order the terms are added in. */
+ * whatever order the terms are added in. Timings and what bounds the
+ * kernel: BENCHMARKS.md, "Plane-dependent colour". */
 #include "module_private.h"
 #include "../core/color/pd.h"
 
@@ -94,29 +97,25 @@ __device__ __forceinline__ unsigned long long globaltimer()
   return t;
 }
 
-/* ht_pd_term(e, q) = (e q + 2048) >> 12 in 64 bits, as one multiply-add
- * and a funnel shift: the low 32 bits of the shifted sum are bits 12..43
- * of the sum, whatever the shift's sign handling (nvcc otherwise emits a
- * full 64-bit multiply) */
-__device__ __forceinline__ int32_t term(int32_t e, int32_t q)
+/* Bits 0..31 of (a b + c) >> sh, the product and sum in 64 bits, as one
+ * multiply-add and a funnel shift (the bits are those of the shift
+ * whatever its handling of the sign; nvcc otherwise emits a full 64-bit
+ * multiply). */
+__device__ __forceinline__ int32_t wide_shr(int32_t a, int32_t b, int32_t c, int sh)
 {
   unsigned lo, hi;
-  asm("{\n\t.reg .s64 t;\n\tmad.wide.s32 t, %2, %3, 2048;\n\tmov.b64 {%0, %1}, t;\n\t}"
+  asm("{\n\t.reg .s64 t, u;\n\tcvt.s64.s32 u, %4;\n\tmad.wide.s32 t, %2, %3, u;\n\tmov.b64 {%0, %1}, t;\n\t}"
       : "=r"(lo), "=r"(hi)
-      : "r"(e), "r"(q));
-  return (int32_t)__funnelshift_r(lo, hi, 12);
+      : "r"(a), "r"(b), "r"(c));
+  return (int32_t)__funnelshift_r(lo, hi, (unsigned)sh);
 }
 
+/* ht_pd_term(e, q) = (e q + 2048) >> 12 */
+__device__ __forceinline__ int32_t term(int32_t e, int32_t q) { return wide_shr(e, q, HT_Q_HALF, HT_Q_BITS); }
+
 /* (s m amount) >> 27 of ht_pd_perturb: s m fits 32 bits (|s| <= 2^15,
- * m <= 2^12), the product with the amount does not */
-__device__ __forceinline__ int32_t perturb_d(int32_t sm, int32_t amount)
-{
-  unsigned lo, hi;
-  asm("{\n\t.reg .s64 t;\n\tmul.wide.s32 t, %2, %3;\n\tmov.b64 {%0, %1}, t;\n\t}"
-      : "=r"(lo), "=r"(hi)
-      : "r"(sm), "r"(amount));
-  return (int32_t)__funnelshift_r(lo, hi, 27);
-}
+ * m < 2^16, checked by the host), the product with the amount does not */
+__device__ __forceinline__ int32_t perturb_d(int32_t sm, int32_t amount) { return wide_shr(sm, amount, 0, 27); }
 
 __device__ __forceinline__ uint32_t pick4(const uint32_t r[4], int i)
 {
