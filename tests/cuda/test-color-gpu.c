@@ -67,7 +67,7 @@ static int check(ht_context *ctx)
   const int lv[3] = { 2, 3, 16 };
   const double ws[3] = { 0, 0.2, 0.5 };
   int runs = 0;
-  for (int k = 0; k < 44; k++) {
+  for (int k = 0; k < 46; k++) {
     const int64_t w = shapes[k % 5][0], h = shapes[k % 5][1];
     uint8_t *in = make_rgb(w, h, (uint64_t)k + 1);
     ht_params p;
@@ -89,9 +89,18 @@ static int check(ht_context *ctx)
     p.seed = (uint64_t)k * 31;
     /* cases 36..43 on 1 or 2 channels (plane-dependent only) */
     int channels = 3;
-    if (k >= 36) {
+    if (k >= 36 && k < 44) {
       channels = 1 + k % 2;
       p.color = HT_COLOR_PLANE_DEPENDENT;
+    }
+    if (k >= 44) { /* the benchmark's run: RGB, Floyd-Steinberg, binary, 0.2, randomised */
+      p.filter = *ht_filter_by_name("floyd-steinberg");
+      p.color = HT_COLOR_PLANE_DEPENDENT;
+      p.levels = 2;
+      p.plane_levels[1] = 0;
+      for (int j = 0; j < 4; j++)
+        p.plane_weights.forward[j] = p.plane_weights.backward[j] = 0.2;
+      p.randomize = 1.0;
     }
     const int planes = p.color == HT_COLOR_CMYK ? 4 : channels;
     uint8_t *a = xmalloc((size_t)(w * h * planes)), *b = xmalloc((size_t)(w * h * planes));
