@@ -15,6 +15,9 @@
 #include "../rows.h"
 #include "pd.h"
 
+#include <sched.h>
+#include <stdatomic.h>
+
 /* What a plane-dependent run is given besides the job (job->color). */
 typedef struct ht_color_job {
   int planes;                       /* 1..4                                */
@@ -47,6 +50,24 @@ static inline void ht_color_load(const ht_color_job *cj, int64_t y, int64_t x0, 
     for (int p = 0; p < 4; p++)
       dst[p][i] = o[p];
   }
+}
+
+/* Until the progress word *v reaches `want` (acquire); false on
+ * cancel. Spins, then yields: with more threads than cores the row or
+ * band waited for needs this core. */
+static inline bool ht_pd_wait(const ht_job *job, _Atomic uint64_t *v, uint64_t want)
+{
+  for (unsigned spins = 0; atomic_load_explicit(v, memory_order_acquire) < want; spins++) {
+    if (ht_job_cancelled(job))
+      return false;
+    if (spins > 256)
+      sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+    else
+      __builtin_ia32_pause();
+#endif
+  }
+  return true;
 }
 
 ht_status ht_pd_run(ht_job *job, const ht_rows *rows);         /* pd.c         */

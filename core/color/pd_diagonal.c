@@ -388,17 +388,7 @@ static __attribute__((noinline)) AVX2 void store_block(const ht_pdd *S, pdd_tile
 /* Until band b has published `need` columns; false on cancel. */
 static bool wait_band(const ht_pdd *S, int64_t b, int64_t need)
 {
-  const uint64_t want = ((uint64_t)b << 32) | (uint64_t)need;
-  _Atomic uint64_t *v = &S->prog[b % S->ring].v;
-  for (unsigned spins = 0; atomic_load_explicit(v, memory_order_acquire) < want; spins++) {
-    if (ht_job_cancelled(S->job))
-      return false;
-    if (spins > 256)
-      sched_yield(); /* more threads than cores: let the band above run */
-    else
-      __builtin_ia32_pause();
-  }
-  return true;
+  return ht_pd_wait(S->job, &S->prog[b % S->ring].v, ((uint64_t)b << 32) | (uint64_t)need);
 }
 
 static bool run_band(ht_pdd *S, int me, int64_t b)

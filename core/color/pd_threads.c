@@ -56,19 +56,7 @@ static inline int32_t *acc_row(const pdt *S, int d, int64_t y, int p)
 /* Until row y has published `need` columns; false on cancel. */
 static bool wait_row(pdt *S, int64_t y, int64_t need)
 {
-  const uint64_t want = ((uint64_t)y << 32) | (uint64_t)need;
-  _Atomic uint64_t *v = &S->prog[y % S->ring].v;
-  for (unsigned spins = 0; atomic_load_explicit(v, memory_order_acquire) < want; spins++) {
-    if (ht_job_cancelled(S->job))
-      return false;
-    if (spins > 256)
-      sched_yield(); /* more threads than cores: let the row above run */
-#if defined(__x86_64__) || defined(__i386__)
-    else
-      __builtin_ia32_pause();
-#endif
-  }
-  return true;
+  return ht_pd_wait(S->job, &S->prog[y % S->ring].v, ((uint64_t)y << 32) | (uint64_t)need);
 }
 
 static bool run_row(pdt *S, int me, int64_t y)

@@ -160,22 +160,39 @@ static void set_params(const setup *st, ht_params *p, ht_variant v)
   p->seed = st->seed;
 }
 
-/* ht_run's 16-bit output turned back into level indices out[p][y * w + x] */
-static ht_status run_lib(ht_context *ctx, const picture *pic, const ht_params *p, int planes, uint8_t *out)
+/* ht_run's output turned back into level indices out[p][y * w + x]:
+ * 16-bit input and output, or with `bytes` 8-bit (the picture's samples
+ * must then be multiples of 257, the same values as 16 bits) */
+static ht_status run_lib_fmt(ht_context *ctx, const picture *pic, const ht_params *p, int planes, uint8_t *out,
+                             bool bytes)
 {
   const int64_t n = pic->w * pic->h;
-  uint16_t *o = xmalloc((size_t)(n * planes) * sizeof *o);
-  ht_image in = { pic->w, pic->h, (size_t)(pic->w * pic->channels) * 2, pic->channels, HT_FORMAT_U16,
-                  (void *)(uintptr_t)pic->in };
-  ht_image im = { pic->w, pic->h, (size_t)(pic->w * planes) * 2, planes, HT_FORMAT_U16, o };
+  const int bps = bytes ? 1 : 2, full = bytes ? 255 : 65535;
+  uint8_t *i8 = xmalloc((size_t)(n * pic->channels * bps)), *o = xmalloc((size_t)(n * planes * bps));
+  for (int64_t i = 0; i < n * pic->channels; i++)
+    if (bytes)
+      i8[i] = (uint8_t)(pic->in[i] / 257);
+    else
+      memcpy(i8 + 2 * i, &pic->in[i], 2);
+  const ht_format fmt = bytes ? HT_FORMAT_U8 : HT_FORMAT_U16;
+  ht_image in = { pic->w, pic->h, (size_t)(pic->w * pic->channels * bps), pic->channels, fmt, i8 };
+  ht_image im = { pic->w, pic->h, (size_t)(pic->w * planes * bps), planes, fmt, o };
   ht_status s = ht_run(ctx, &in, &im, p);
   for (int c = 0; s == HT_OK && c < planes; c++) {
     int L = p->plane_levels[c] ? p->plane_levels[c] : p->levels;
-    for (int64_t i = 0; i < n; i++)
-      out[c * n + i] = (uint8_t)(((int64_t)o[i * planes + c] * (L - 1) + 32767) / 65535);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = bytes ? o[i * planes + c] : ((const uint16_t *)(const void *)o)[i * planes + c];
+      out[c * n + i] = (uint8_t)((v * (L - 1) + full / 2) / full);
+    }
   }
+  free(i8);
   free(o);
   return s;
+}
+
+static ht_status run_lib(ht_context *ctx, const picture *pic, const ht_params *p, int planes, uint8_t *out)
+{
+  return run_lib_fmt(ctx, pic, p, planes, out, false);
 }
 
 static picture make_picture(int64_t w, int64_t h, int channels, uint64_t seed)
@@ -279,27 +296,6 @@ static void part_threads(ht_context *ctx)
   }
 }
 
-/* ht_run on 8-bit input and output: the picture's samples must be
- * multiples of 257 (the same values as 16 bits); level indices back out */
-static ht_status run_lib8(ht_context *ctx, const picture *pic, const ht_params *p, int planes, uint8_t *out)
-{
-  const int64_t n = pic->w * pic->h;
-  uint8_t *i8 = xmalloc((size_t)(n * pic->channels)), *o = xmalloc((size_t)(n * planes));
-  for (int64_t i = 0; i < n * pic->channels; i++)
-    i8[i] = (uint8_t)(pic->in[i] / 257);
-  ht_image in = { pic->w, pic->h, (size_t)(pic->w * pic->channels), pic->channels, HT_FORMAT_U8, i8 };
-  ht_image im = { pic->w, pic->h, (size_t)(pic->w * planes), planes, HT_FORMAT_U8, o };
-  ht_status s = ht_run(ctx, &in, &im, p);
-  for (int c = 0; s == HT_OK && c < planes; c++) {
-    int L = p->plane_levels[c] ? p->plane_levels[c] : p->levels;
-    for (int64_t i = 0; i < n; i++)
-      out[c * n + i] = (uint8_t)(((int64_t)o[i * planes + c] * (L - 1) + 127) / 255);
-  }
-  free(i8);
-  free(o);
-  return s;
-}
-
 static void part_fast(ht_context *ctx)
 {
   const char *shapes_fs[] = { "- * 3; 2 4 1 / 10", "- * 1; 1 1 0 / 3" }; /* custom filters of FS's shape */
@@ -345,7 +341,7 @@ static void part_fast(ht_context *ctx)
         set_params(&st, &p, HT_VARIANT_PD_THREADS);
       p.variant = HT_VARIANT_PD_THREADS;
       ht_context_set_threads(ctx, t);
-      ht_status s = bytes ? run_lib8(ctx, &pic, &p, st.planes, got) : run_lib(ctx, &pic, &p, st.planes, got);
+      ht_status s = run_lib_fmt(ctx, &pic, &p, st.planes, got, bytes);
       CHECK(s == HT_OK && memcmp(want, got, (size_t)n) == 0,
             "pd-threads, %d threads, filter %s, %lldx%lld, %s, %d-bit, levels %d/%d/%d/%d, weights %g/%g%s%s: %s", t,
             f.name, (long long)pic.w, (long long)pic.h, cmyk ? "cmyk" : "rgb", bytes ? 8 : 16, st.levels[0],
