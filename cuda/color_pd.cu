@@ -22,10 +22,11 @@
  *    no atomics on the dependency chain inside a band;
  *  - lane 31 stores what it would pass to lane 32 as 64-bit words
  *    (band tag << 32 | value) in a small ring of carried rows, one slot
- *    per band, reused every CSLOTS bands; lane 0 of the next band reads
- *    them CH columns a chunk, one chunk ahead, checks the tags with one
- *    warp vote and spins until they are there (a word that never comes
- *    marks the launch failed after seconds instead of hanging the GPU);
+ *    per band, reused every CSLOTS bands; the next band's lanes load
+ *    them CH columns a chunk, one chunk ahead, check the tags with one
+ *    warp vote, spin until they are there (a word that never comes marks
+ *    the launch failed after seconds instead of hanging the GPU) and hand
+ *    lane 0 a column a step by a shuffle;
  *  - input and output pass through per-lane rings in shared memory,
  *    moved between global memory and the ring 16 bytes at a time;
  *  - specialised for 3 and 4 planes (fewer run as 3 with empty planes
