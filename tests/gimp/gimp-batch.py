@@ -17,7 +17,7 @@ import sys
 # tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from pnm import png_idat, read_image  # noqa: E402
-from gimp2 import GIMP, as_gray16, load_call_save, make_profile, run_batch, scheme_str  # noqa: E402
+from gimp2 import GIMP, as_gray16, load_call_save, run_batch, scheme_str, workspace  # noqa: E402
 
 
 def main():
@@ -29,11 +29,8 @@ def main():
     if not gimp or not gegl:
         print(f'SKIP: needs {GIMP} and gegl')
         return 77
-    work = os.path.abspath(work)
-    home = make_profile(work, plugdir)
-
+    out, env = workspace(work, plugdir, gegl_path)
     photo, rgba = os.path.abspath(photo), os.path.abspath(rgba)
-    out = lambda name: os.path.join(work, name)  # noqa: E731
 
     # (name, input, args after drawable or None for "last values", selection)
     runs = [
@@ -58,7 +55,6 @@ def main():
             select = (f'(gimp-image-select-rectangle image CHANNEL-OP-REPLACE {sel[0]} {sel[1]} {sel[2]} {sel[3]})'
                       if sel else '')
         script.append(load_call_save(src, name, call, out(name + '.png'), select))
-    env = dict(os.environ, GIMP2_DIRECTORY=home, GEGL_PATH=gegl_path)
     log = run_batch(gimp, script, env, 500)
     print(log[-3000:])
 

@@ -20,7 +20,7 @@ import time
 # tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from pnm import read_image  # noqa: E402
-from gimp2 import GIMP, as_gray16, load_call_save, make_profile, run_batch  # noqa: E402
+from gimp2 import GIMP, as_gray16, load_call_save, run_batch, workspace  # noqa: E402
 
 # the library's HT_LIST_ALGORITHMS values (core/halftone.h)
 LES, DBS = 64, 66
@@ -38,10 +38,8 @@ def main():
     if not (os.path.isfile(halftone) and os.access(halftone, os.X_OK)):
         print(f'SKIP: the halftone CLI is not built ({halftone})')
         return 77
-    work = os.path.abspath(work)
-    home = make_profile(work, plugdir)
+    out, env = workspace(work, plugdir, gegl_path)
     photo, gray = os.path.abspath(photo), os.path.abspath(gray)
-    out = lambda name: os.path.join(work, name)  # noqa: E731
 
     # (name, input, procedure, arguments after the drawable, CLI options
     # or None where the call must fail). plug-in-halftone-dither2's
@@ -68,7 +66,6 @@ def main():
     for name, src, proc, args, _ in runs:
         call = f'(plug-in-halftone-dither{"2" if proc == 2 else ""} RUN-NONINTERACTIVE image drawable {args})'
         script.append(load_call_save(src, name, call, out(name + '.png')))
-    env = dict(os.environ, GIMP2_DIRECTORY=home, GEGL_PATH=gegl_path)
     t0 = time.time()
     log = run_batch(gimp, script, env, 800)
     print(f'gimp-console-2.10: {time.time() - t0:.1f} s wall')

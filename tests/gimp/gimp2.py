@@ -8,6 +8,16 @@ import subprocess
 GIMP = 'gimp-console-2.10'
 
 
+def workspace(work, plugdir, gegl_path):
+    """A fresh WORK folder with its GIMP profile (make_profile): a
+    function giving the absolute path of a file in it, and the
+    environment that GIMP runs in (the profile, GEGL_PATH)."""
+    work = os.path.abspath(work)
+    home = make_profile(work, plugdir)
+    env = dict(os.environ, GIMP2_DIRECTORY=home, GEGL_PATH=gegl_path)
+    return lambda name: os.path.join(work, name), env
+
+
 def scheme_str(s):
     return '"' + s.replace('\\', '\\\\').replace('"', '\\"') + '"'
 
