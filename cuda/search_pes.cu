@@ -8,7 +8,7 @@
  * only each r_k is computed differently: thread h of the 2^hb threads
  * takes the patterns of C(n, k) whose high hb bits are h and lists their
  * low bits in revolving-door order (two flips a step, Knuth's Algorithm
- * R, as core/search/revolving_door.h), and the block takes the least
+ * R: core/search/revolving_door.h), and the block takes the least
  * (error, value). That is r_k whatever the order of the list: for k other
  * than beta the least by error, then value; for k = beta the current
  * pattern unless some pattern is strictly better.
@@ -22,6 +22,9 @@
  * "none" (error LLONG_MAX) or another pattern of error > L. */
 #include "search_common.cuh"
 
+#define HT_RD_MAX_N (HT_SEARCH_WINDOW_MAX * HT_SEARCH_WINDOW_MAX)
+#include "../core/search/revolving_door.h"
+
 #include <climits>
 
 namespace htcuda {
@@ -29,81 +32,6 @@ namespace htcuda {
 namespace {
 
 using namespace sx;
-
-/* The combinations of t of n elements in revolving-door order (Knuth,
- * TAOCP 4A, 7.2.1.3, Algorithm R): each step one element leaves and one
- * enters. c[1..t] the elements in increasing order, c[t + 1] = n. */
-struct rdoor {
-  int n, t;
-  int c[MAX_BITS + 2];
-};
-
-__device__ __forceinline__ void rd_first(rdoor &g, int n, int t)
-{
-  g.n = n;
-  g.t = t;
-  for (int j = 1; j <= t; j++)
-    g.c[j] = j - 1;
-  g.c[t + 1] = n;
-}
-
-/* The next combination; false after the last. */
-__device__ inline bool rd_next(rdoor &g, int &out, int &in)
-{
-  const int t = g.t;
-  int *c = g.c;
-  if (t == 0 || t == g.n)
-    return false;
-  if (t == 1) { /* a single element walks up */
-    if (c[1] + 1 >= g.n)
-      return false;
-    out = c[1]++;
-    in = c[1];
-    return true;
-  }
-  int j = 2;
-  bool down; /* R5 (try to increase c[j]) before R4 (decrease it)     */
-  if (t & 1) {
-    if (c[1] + 1 < c[2]) { /* R3 for odd t: c[1] up */
-      out = c[1]++;
-      in = c[1];
-      return true;
-    }
-    down = true;
-  } else {
-    if (c[1] > 0) { /* R3 for even t: c[1] down */
-      out = c[1]--;
-      in = c[1];
-      return true;
-    }
-    down = false;
-  }
-  for (;;) {
-    if (down) {
-      /* R4: c[j] = c[j - 1] + 1; try to decrease c[j] */
-      if (c[j] >= j) {
-        out = c[j];
-        in = j - 2;
-        c[j] = c[j - 1];
-        c[j - 1] = j - 2;
-        return true;
-      }
-      j++;
-    }
-    down = true;
-    /* R5: c[j - 1] = j - 2; try to increase c[j] */
-    if (c[j] + 1 < c[j + 1]) {
-      out = j - 2;
-      in = c[j] + 1;
-      c[j - 1] = c[j];
-      c[j]++;
-      return true;
-    }
-    j++;
-    if (j > t)
-      return false;
-  }
-}
 
 /* pes.c's rule: whether c replaces best, the current pattern cur. */
 __device__ __forceinline__ bool replaces(cand c, cand best, uint32_t cur)
@@ -130,12 +58,11 @@ struct pes {
           goto none;
         for (int b = 0; b < kl; b++)
           sum += flip<S>(F.slot, nt, F.tab + b * S * S, F.at[b], P.rw, true);
-        x |= (1u << kl) - 1;
+        ht_rd g;
+        x |= ht_rd_first(&g, lo, kl);
         c = { sum, x };
-        rdoor g;
-        rd_first(g, lo, kl);
         int out, inn;
-        while (rd_next(g, out, inn)) {
+        while (ht_rd_next(&g, &out, &inn)) {
           sum += flip<S>(F.slot, nt, F.tab + out * S * S, F.at[out], P.rw, false); /* out turns black */
           sum += flip<S>(F.slot, nt, F.tab + inn * S * S, F.at[inn], P.rw, true);  /* in turns white */
           x ^= 1u << out | 1u << inn;

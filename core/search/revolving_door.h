@@ -6,20 +6,32 @@
  * flips. The order is that of the recursive definition
  *   R(n, t) = R(n - 1, t), then R(n - 1, t - 1) reversed, each with n - 1,
  * which tests/core/test-search.c checks, with the two-position rule.
- * Header only: pes.c and the test include it. */
+ * Header only, for the C tests and the CUDA PES kernel (cuda/search_pes.cu),
+ * which sets HT_RD_MAX_N to its largest window. */
 #ifndef HT_SEARCH_REVOLVING_DOOR_H
 #define HT_SEARCH_REVOLVING_DOOR_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#if defined(__CUDACC__)
+#define HT_RD_FN __host__ __device__ static inline
+#else
+#define HT_RD_FN static inline
+#endif
+
+#ifndef HT_RD_MAX_N
+#define HT_RD_MAX_N 32 /* the largest n */
+#endif
+
 typedef struct {
   int n, t;
-  int c[34]; /* c[1..t] the elements, increasing; c[t + 1] = n */
+  int c[HT_RD_MAX_N + 2]; /* c[1..t] the elements, increasing; c[t + 1] = n */
 } ht_rd;
 
-/* The first combination, {0 .. t - 1}, as a bit mask (0 <= t <= n <= 32). */
-static inline uint32_t ht_rd_first(ht_rd *g, int n, int t)
+/* The first combination, {0 .. t - 1}, as a bit mask (0 <= t <= n <=
+ * HT_RD_MAX_N). */
+HT_RD_FN uint32_t ht_rd_first(ht_rd *g, int n, int t)
 {
   g->n = n;
   g->t = t;
@@ -31,7 +43,7 @@ static inline uint32_t ht_rd_first(ht_rd *g, int n, int t)
 
 /* The next combination: false after the last; else *out leaves and *in
  * enters. */
-static inline bool ht_rd_next(ht_rd *g, int *out, int *in)
+HT_RD_FN bool ht_rd_next(ht_rd *g, int *out, int *in)
 {
   const int t = g->t;
   int *c = g->c, j;
