@@ -17,7 +17,7 @@ import sys
 # tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from pnm import png_idat, read_image  # noqa: E402
-from gimp2 import GIMP, as_gray16, load_call_save, run_batch, scheme_str, workspace  # noqa: E402
+from gimp2 import GIMP, Tally, as_gray16, load_call_save, run_batch, scheme_str, workspace  # noqa: E402
 
 
 def main():
@@ -66,18 +66,12 @@ def main():
             raise RuntimeError(f'gegl failed: {rr.stderr}')
         return read_image(path)
 
-    failed = 0
-
-    def check(ok, msg):
-        nonlocal failed
-        print(('ok   ' if ok else 'FAIL ') + msg)
-        if not ok:
-            failed += 1
+    check = Tally()
 
     for name in ('jjn', 'perchan', 'custom', 'rgba', 'badcoef', 'badlevels', 'select', 'lastvals',
                  'u16', 'float'):
         check(os.path.exists(out(name + '.png')), f'{name}: GIMP exported a result')
-    if failed:
+    if check.failed:
         return 1
 
     original = read_image(photo)
@@ -151,7 +145,7 @@ def main():
     cancelled, untouched = cancel_run(gimp, env, photo, out)
     check(cancelled, 'cancel: the plug-in was stopped while it ran and the call failed')
     check(untouched, 'cancel: the drawable is untouched')
-    return 1 if failed else 0
+    return 1 if check.failed else 0
 
 
 def cancel_run(gimp, env, photo, out):

@@ -20,7 +20,7 @@ import time
 # tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from pnm import read_image  # noqa: E402
-from gimp2 import GIMP, as_gray16, load_call_save, run_batch, workspace  # noqa: E402
+from gimp2 import GIMP, Tally, as_gray16, load_call_save, run_batch, workspace  # noqa: E402
 
 # the library's HT_LIST_ALGORITHMS values (core/halftone.h)
 LES, DBS = 64, 66
@@ -71,13 +71,7 @@ def main():
     print(f'gimp-console-2.10: {time.time() - t0:.1f} s wall')
     print(log[-3000:])
 
-    failed = 0
-
-    def check(ok, msg):
-        nonlocal failed
-        print(('ok   ' if ok else 'FAIL ') + msg)
-        if not ok:
-            failed += 1
+    check = Tally()
 
     results = {}
     for name, src, _, _, opts in runs:
@@ -108,7 +102,7 @@ def main():
                     f'({got[0]}x{got[1]}, CLI {time.time() - t0:.1f} s)')
     if 'dbs7' in results and 'dbs8' in results:
         check(results['dbs7'][4] != results['dbs8'][4], 'dbs: another seed and sigma give another image')
-    return 1 if failed else 0
+    return 1 if check.failed else 0
 
 
 if __name__ == '__main__':

@@ -18,6 +18,19 @@ def workspace(work, plugdir, gegl_path):
     return lambda name: os.path.join(work, name), env
 
 
+class Tally:
+    """check(ok, msg): prints "ok   msg" or "FAIL msg" and counts the
+    failures in check.failed."""
+
+    def __init__(self):
+        self.failed = 0
+
+    def __call__(self, ok, msg):
+        print(('ok   ' if ok else 'FAIL ') + msg)
+        if not ok:
+            self.failed += 1
+
+
 def scheme_str(s):
     return '"' + s.replace('\\', '\\\\').replace('"', '\\"') + '"'
 
