@@ -229,10 +229,17 @@ ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows)
     T = HT_POOL_MAX + 1;
   /* The fast kernel where it takes the job; the row kernel for the rest,
    * and again for a job whose errors grew past the fast kernel's range. */
-  ht_pdd *D = ht_pd_diagonal_new(job, T);
+  /* 2^18 pixels a thread at least, as the gray wavefront: below, a
+   * thread more costs more than it brings (tests: HT_PD_ANY_THREADS
+   * takes every thread asked for, to run many bands on small images) */
+  const int64_t px = cj->rows[0].width * cj->rows[0].height;
+  int TD = px >> 18 < T ? (int)(px >> 18 > 1 ? px >> 18 : 1) : T;
+  if (getenv("HT_PD_ANY_THREADS"))
+    TD = T;
+  ht_pdd *D = ht_pd_diagonal_new(job, TD);
   if (D) {
-    start go = { NULL, D, T, 0 };
-    const bool ran = team(job, T, &go);
+    start go = { NULL, D, TD, 0 };
+    const bool ran = team(job, TD, &go);
     const bool over = ran && ht_pd_diagonal_overflowed(D);
     ht_pd_diagonal_free(D);
     if (!ran)

@@ -270,6 +270,7 @@ static void part_reference(ht_context *ctx)
 
 static void part_threads(ht_context *ctx)
 {
+  setenv("HT_PD_ANY_THREADS", "1", 1);
   const int fis[] = { HT_FILTER_FLOYD_STEINBERG, HT_FILTER_JARVIS_JUDICE_NINKE, HT_FILTER_ATKINSON,
                       HT_FILTER_COUNT_BUILTIN };
   for (int i = 0; i < 4; i++) {
@@ -298,6 +299,7 @@ static void part_threads(ht_context *ctx)
 
 static void part_fast(ht_context *ctx)
 {
+  setenv("HT_PD_ANY_THREADS", "1", 1); /* small images on every thread count */
   const char *shapes_fs[] = { "- * 3; 2 4 1 / 10", "- * 1; 1 1 0 / 3" }; /* custom filters of FS's shape */
   const int64_t sizes[][2] = { { 1, 1 }, { 2, 3 }, { 17, 9 }, { 63, 40 }, { 301, 70 }, { 1100, 45 } };
   const int lv[][4] = { { 2, 2, 2, 2 }, { 3, 3, 3, 3 }, { 2, 4, 3, 2 }, { 4, 2, 2, 3 } };
@@ -368,6 +370,7 @@ static void part_fast(ht_context *ctx)
   free(a);
   free(b);
   free((void *)pic.in);
+  unsetenv("HT_PD_ANY_THREADS");
   printf("fast: %d runs\n", runs);
 }
 
