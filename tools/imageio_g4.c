@@ -6,16 +6,18 @@
  * (two runs in T.4's modified Huffman codes, §4.1) and the seven
  * vertical modes; no EOLs, and an EOFB (two EOLs) after the last row.
  * Which mode codes a changing element is fixed by the standard's coding
- * procedure (T.4 §4.2.1.3.3), so any correct coder gives these bits.
+ * procedure (T.4 §4.2), so any correct coder gives these bits.
  *
- * Speed: a row is first turned into its list of changing elements, a
- * 64-bit word at a time (the word XOR itself shifted by one pixel has a
- * bit set at every change; count trailing zeros walks them); the modes
- * then step through two such lists instead of through pixels, and the
- * codes go from small tables into a 64-bit bit buffer. Floyd–Steinberg
- * noise changes colour every two or three pixels, so the lists are short
- * next to the rows' pixels only for line art; for noise the step per
- * changing element is what costs.
+ * Speed: a row's changing elements are found a 64-bit word at a time
+ * (the word XOR itself shifted by one pixel has a bit set at every
+ * change; counting trailing zeros walks them), kept as a list for the
+ * coding line and as bitmaps for the reference line, where b1 is then
+ * one unaligned load and a count of trailing zeros; the codes go from
+ * small tables into a 64-bit bit buffer stored without a branch. The
+ * modes step from changing element to changing element, never through
+ * pixels; Floyd–Steinberg noise has about 0.8 codes a pixel, nearly all
+ * vertical, so the step per code is what costs (BENCHMARKS.md, "What
+ * bounds the G4 TIFF").
  */
 #include "imageio_priv.h"
 
@@ -230,7 +232,7 @@ static inline int32_t next_set(const uint8_t *m, uint32_t s)
  * apart the two colours). */
 static inline size_t map_words(uint32_t width) { return (size_t)width / 64 + 3; }
 
-/* The changing elements of a row (T.4 §4.2.1.3.1: pixels whose colour
+/* The changing elements of a row (T.4 §4.2: pixels whose colour
  * differs from the pixel before; before the first is white) two ways:
  *   list: positions ascending, then `width` four times; entry k changes
  *         to black when k is even; width + 8 entries. The coding line's:
@@ -275,9 +277,10 @@ static void find_changes(const uint8_t *row, uint32_t width, uint32_t *list, uin
 /* -------------------------------------------------------------- coding */
 
 /* One row, its changing elements `a` (list) against the reference line's
- * (map), T.4 §4.2.1.3.3. a0 starts on the imaginary white pixel before
- * the first; its colour is white while `opp`, the offset of the bitmap
- * of the opposite colour's changes, is 0, black while it is `other`. */
+ * (map), by the coding procedure of T.4 §4.2. a0 starts on the
+ * imaginary white pixel before the first; its colour is white while
+ * `opp`, the offset of the bitmap of the opposite colour's changes, is
+ * 0, black while it is `other`. */
 __attribute__((noinline)) /* registers of its own, none spent on the rows' loop */
 static bits code_row(bits b, uint8_t *out, const uint32_t *a, const uint8_t *ref, int32_t width)
 {
