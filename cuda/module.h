@@ -120,7 +120,7 @@ typedef struct ht_cuda_search_s {
 /* Plane-dependent colour error diffusion (core/color/, docs/color.md):
  * every plane of an image at once, bit for bit core/color/pd.c. The
  * planes come separated (CMYK already made from RGB) and leave as level
- * indices; weights and amount are the Q12 integers of core/color/pd.h. */
+ * indices; weights and amount are the Q12 integers of core/color/pd_arith.h. */
 typedef struct {
   int64_t width, height;
   int planes;                 /* 1..4                                  */

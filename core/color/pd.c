@@ -6,7 +6,7 @@
  * pixel before (on this row). Its error e is split: f = term(e, mu_j)
  * forward, b = term(e, mu'_j) backward (none at the row's last pixel),
  * the rest e - f - b through the filter, whose weights are perturbed per
- * pixel and plane when the run randomises them (pd.h). docs/color.md.
+ * pixel and plane when the run randomises them (pd_arith.h). docs/color.md.
  * Also the only implementation of the serpentine scan. */
 #include "color.h"
 

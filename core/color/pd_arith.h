@@ -5,8 +5,8 @@
  * docs/color.md says why, docs/arithmetic.md ("Plane-dependent colour")
  * states the rules; Zhang et al., Sec. 2.1 (the feeds) and Ulichney
  * 1988 (the paper's ref. 8: perturbed weights). */
-#ifndef HT_COLOR_PD_H
-#define HT_COLOR_PD_H
+#ifndef HT_COLOR_PD_ARITH_H
+#define HT_COLOR_PD_ARITH_H
 
 #include "../fixed.h"
 #include "../rng.h"
