@@ -45,7 +45,7 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define PDD 1
-#include <immintrin.h>
+#include "../simd.h"
 #else
 #define PDD 0
 #endif
@@ -245,29 +245,6 @@ static kernel_fn kernel_of(int P, int NV, bool bin)
   return fns[bin][P - 3][NV == 1 ? 0 : NV == 2 ? 1 : 2];
 }
 
-/* 8 x 8 int32 transpose: row k of src (stride ss) becomes column k of
- * dst (stride ds); both 32-byte aligned. */
-AI AVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t ds)
-{
-  __m256i a[8], b[8];
-  for (int k = 0; k < 8; k++)
-    a[k] = _mm256_load_si256((const __m256i *)(const void *)(src + (size_t)k * ss));
-  for (int k = 0; k < 8; k += 2) {
-    b[k] = _mm256_unpacklo_epi32(a[k], a[k + 1]);
-    b[k + 1] = _mm256_unpackhi_epi32(a[k], a[k + 1]);
-  }
-  for (int k = 0; k < 8; k += 4) {
-    a[k] = _mm256_unpacklo_epi64(b[k], b[k + 2]);
-    a[k + 1] = _mm256_unpackhi_epi64(b[k], b[k + 2]);
-    a[k + 2] = _mm256_unpacklo_epi64(b[k + 1], b[k + 3]);
-    a[k + 3] = _mm256_unpackhi_epi64(b[k + 1], b[k + 3]);
-  }
-  for (int k = 0; k < 4; k++) {
-    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)k * ds), _mm256_permute2x128_si256(a[k], a[k + 4], 0x20));
-    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)(k + 4) * ds), _mm256_permute2x128_si256(a[k], a[k + 4], 0x31));
-  }
-}
-
 /* The block's input (iterations i0 .. i0 + K - 1; row j from column
  * i0 - 2j), by rows, then turned into lanes; zeros outside the image. */
 static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile *t, int64_t y0, int g, int64_t i0)
@@ -321,7 +298,7 @@ static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile 
   for (int p = 0; p < P; p++)
     for (int j = 0; j < S->G; j += 8)
       for (int i = 0; i < K; i += 8)
-        transpose8(&t->rows[p][j][i], K, &t->in[p][i][j], GMAX);
+        ht_transpose8(&t->rows[p][j][i], K, &t->in[p][i][j], GMAX);
 }
 
 /* The block's level indices (n iterations) to the rows: 8-bit output
@@ -334,7 +311,7 @@ static __attribute__((noinline)) AVX2 void store_block(const ht_pdd *S, pdd_tile
   for (int p = 0; p < P; p++)
     for (int j = 0; j < g; j += 8)
       for (int i = 0; i < n; i += 8)
-        transpose8(&t->in[p][i][j], GMAX, &t->rows[p][j][i], K);
+        ht_transpose8(&t->in[p][i][j], GMAX, &t->rows[p][j][i], K);
   const ht_rows *r0 = &S->cj->rows[0];
   for (int j = 0; j < g; j++) {
     const int64_t c0 = i0 - 2 * j, xa = c0 > 0 ? c0 : 0, xb = c0 + n < w ? c0 + n : w;

@@ -37,37 +37,7 @@
 
 #define DAVX2 __attribute__((target("avx2")))
 
-/* 8 x 8 int32 transpose in registers: r[k] holds row k (8 columns); o[c]
- * gets column c. */
-HT_AI DAVX2 void transpose8r(__m256i r[8], __m256i o[8])
-{
-  __m256i t[8];
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = _mm256_unpacklo_epi32(r[k], r[k + 1]);
-    t[k + 1] = _mm256_unpackhi_epi32(r[k], r[k + 1]);
-  }
-  for (int k = 0; k < 8; k += 4) {
-    r[k] = _mm256_unpacklo_epi64(t[k], t[k + 2]);
-    r[k + 1] = _mm256_unpackhi_epi64(t[k], t[k + 2]);
-    r[k + 2] = _mm256_unpacklo_epi64(t[k + 1], t[k + 3]);
-    r[k + 3] = _mm256_unpackhi_epi64(t[k + 1], t[k + 3]);
-  }
-  for (int k = 0; k < 4; k++) {
-    o[k] = _mm256_permute2x128_si256(r[k], r[k + 4], 0x20);
-    o[k + 4] = _mm256_permute2x128_si256(r[k], r[k + 4], 0x31);
-  }
-}
-
-/* The same from src (row stride ss) to dst (row stride ds). */
-HT_AI DAVX2 void transpose8(const int32_t *src, size_t ss, int32_t *dst, size_t ds)
-{
-  __m256i r[8], o[8];
-  for (int k = 0; k < 8; k++)
-    r[k] = _mm256_load_si256((const __m256i *)(const void *)(src + (size_t)k * ss));
-  transpose8r(r, o);
-  for (int k = 0; k < 8; k++)
-    _mm256_store_si256((__m256i *)(void *)(dst + (size_t)k * ds), o[k]);
-}
+#include "../simd.h"
 
 #define DTERM(e, q) _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, q), half_q), HT_Q_BITS)
 
@@ -146,7 +116,7 @@ HT_AI DAVX2 bool diag_block(const int NV, const bool TAIL, wf *W, dband *S, dtil
           const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
           r[l] = _mm256_add_epi32(_mm256_slli_epi32(v, 8), v);
         }
-        transpose8r(r, o);
+        ht_transpose8r(r, o);
         for (int c = 0; c < 8; c++)
           _mm256_store_si256((__m256i *)(void *)&d->s[t + c][8 * k], o[c]);
       }
@@ -163,7 +133,7 @@ HT_AI DAVX2 bool diag_block(const int NV, const bool TAIL, wf *W, dband *S, dtil
     }
     for (int k = 0; k < NV; k++)
       for (int t = 0; t < n8; t += 8)
-        transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
+        ht_transpose8(&d->in[8 * k][t], DK, &d->s[t][8 * k], DG);
   }
   for (int k = 0; k < NV; k++) {
     _mm256_store_si256((__m256i *)(void *)&d->s[n8][8 * k], zero);
@@ -220,7 +190,7 @@ HT_AI DAVX2 bool diag_block(const int NV, const bool TAIL, wf *W, dband *S, dtil
    * (1-bit output takes whole bytes: up to 7 columns wait) */
   for (int k = 0; k < NV; k++)
     for (int t = 0; t < n8; t += 8)
-      transpose8(&d->s[t][8 * k], DG, &d->in[8 * k][t], DK);
+      ht_transpose8(&d->s[t][8 * k], DG, &d->in[8 * k][t], DK);
   for (int j = 0; j < g; j++) {
     const int64_t x0 = i0 - 2 * j, a = x0 > 0 ? x0 : 0, z = x0 + n < w ? x0 + n : w;
     if (a < z) {
