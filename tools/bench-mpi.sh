@@ -22,7 +22,10 @@ filters=${4:-floyd-steinberg jarvis-judice-ninke}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/ht-bench-mpi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-launch=(mpirun -q --bind-to core)
+launch=(mpirun --bind-to core)
+# -q keeps mpirun's notices out; Open MPI 5 has no such option
+ompi=$(mpirun --version 2>/dev/null || true)
+if [[ $ompi =~ Open\ MPI\)?\ [1-4]\. ]]; then launch+=(-q); fi
 [ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
 img=$work/img.pgm
 "$build/tools/ht-mkimage" "$root/data/fixtures/photo-crop.pgm" "$size" "$img"

@@ -105,7 +105,8 @@ static void print_help(FILE *f)
         "\n"
         "Exit status: 0 done, 1 failed, 2 bad command line. On any failure rank 0\n"
         "prints one line, no output file is written and an existing one is left as\n"
-        "it was. (mpirun -q keeps mpirun's own notice about the exit status out.)\n",
+        "it was. (With Open MPI 4, mpirun -q keeps mpirun's own notice about the\n"
+        "exit status out; Open MPI 5 has no -q.)\n",
         f);
 }
 
