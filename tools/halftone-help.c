@@ -246,7 +246,7 @@ void print_help(FILE *f)
            defaults.eye.radius);
   help_option(f, "--eye-radius R", text);
   help_list(f, "--init NAME", "the image the search starts from", HT_LIST_INITS, (int)defaults.init);
-  help_option(f, "--seed N", "with --init random: the key of its random numbers, 0..18446744073709551615 "
+  help_option(f, "--seed N", "with --init random or --randomize: the key of their random numbers, 0..18446744073709551615 "
                              "(default 0); the same seed gives the same image");
   help_list(f, "--schedule NAME", "the order of the windows", HT_LIST_SCHEDULES, (int)defaults.schedule);
   help_option(f, "--max-rounds N", "stop after N rounds; 0 (the default): when a round changes nothing");
