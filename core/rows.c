@@ -48,6 +48,13 @@ static void load_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, int32_t
         dst[i] = ht_fx_from_u8(row[i]);
       return;
     }
+    if (r->in_format == HT_FORMAT_U8) { /* one channel of 8-bit RGB(A): colour modes, cmyk */
+      const size_t ch = (size_t)r->in_channels;
+      const uint8_t *p = row + (size_t)x0 * ch + (size_t)r->in_channel;
+      for (int64_t i = 0; i < n; i++, p += ch)
+        dst[i] = ht_fx_from_u8(*p);
+      return;
+    }
     for (int64_t i = 0; i < n; i++)
       dst[i] = sample_fx(r, row, x0 + i, r->in_channel);
     return;
