@@ -96,6 +96,10 @@ struct ht_pdd {
   pdd_tile *tiles;
   void *tiles_mem;
   int32_t lvtab[HT_PD_MAX_PLANES][256]; /* level values */
+  uint8_t in_mask[HT_PD_MAX_PLANES][32];  /* bytes_in: tile_in's shuffles */
+  bool lut16;       /* bytes_out and 16 levels at most a plane: tile_out */
+  uint8_t out_lut[HT_PD_MAX_PLANES][16];  /* level index -> output byte    */
+  uint8_t out_mask[HT_PD_MAX_PLANES][32]; /* tile_out's shuffles           */
   _Atomic int big;  /* some error reached BIG */
 };
 
@@ -245,13 +249,94 @@ static kernel_fn kernel_of(int P, int NV, bool bin)
   return fns[bin][P - 3][NV == 1 ? 0 : NV == 2 ? 1 : 2];
 }
 
+/* 8-bit pixels of ch channels (3 or 4) to lanes: the shuffle that takes
+ * byte ch k + p of each 128-bit half into both low bytes of int32 k, so
+ * that the lane holds v * 257 = ht_fx_from_u8(v). */
+static void bytes_in_masks(int ch, uint8_t m[HT_PD_MAX_PLANES][32])
+{
+  for (int p = 0; p < HT_PD_MAX_PLANES; p++)
+    for (int b = 0; b < 32; b++)
+      m[p][b] = (b & 3) < 2 ? (uint8_t)(ch * ((b & 15) >> 2) + p) : 0x80;
+}
+
+/* The 8 x 8 tile of rows 8 kv .. 8 kv + 7 at the block's iterations
+ * c .. c + 7 (row j at columns i0 + c - 2j ..), every pixel inside the
+ * image: each row's 8 pixels are two 16-byte loads (the second from
+ * pixel 4; 3-channel rows read 4 bytes past pixel 7, so the caller keeps
+ * two pixels of the row after it), shuffled into planes, then turned. */
+AI AVX2 void tile_in(const int P, const ht_pdd *S, pdd_tile *t, int64_t y0, int64_t i0, int kv, int c, const __m256i *mk)
+{
+  const ht_rows *r0 = &S->cj->rows[0];
+  const size_t ch = (size_t)r0->in_channels;
+  __m256i v[HT_PD_MAX_PLANES][8], o[8];
+  for (int l = 0; l < 8; l++) {
+    const int j = 8 * kv + l;
+    const uint8_t *s = r0->in + (size_t)(y0 + j) * r0->in_stride + (size_t)(i0 + c - 2 * j) * ch;
+    const __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)s)),
+                                              _mm_loadu_si128((const __m128i *)(const void *)(s + 4 * ch)), 1);
+    for (int p = 0; p < P; p++)
+      v[p][l] = _mm256_shuffle_epi8(x, mk[p]);
+  }
+  for (int p = 0; p < P; p++) {
+    ht_transpose8r(v[p], o);
+    for (int q = 0; q < 8; q++)
+      _mm256_store_si256((__m256i *)(void *)&t->in[p][c + q][8 * kv], o[q]);
+  }
+}
+
 /* The block's input (iterations i0 .. i0 + K - 1; row j from column
- * i0 - 2j), by rows, then turned into lanes; zeros outside the image. */
+ * i0 - 2j), zeros outside the image. 8-bit RGB(A), the usual input, goes
+ * a tile of 8 rows and 8 iterations at a time (tile_in) where the tile
+ * lies inside the image; the other tiles, and other input, by rows, then
+ * turned into lanes. */
 static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile *t, int64_t y0, int g, int64_t i0)
 {
   const int P = S->P;
   const int64_t w = S->w;
   const ht_rows *r0 = &S->cj->rows[0];
+  if (S->bytes_in) {
+    const size_t ch = (size_t)r0->in_channels;
+    const int64_t over = ch == 3 ? 2 : 0; /* pixels tile_in reads past a row's 8 */
+    __m256i mk[HT_PD_MAX_PLANES];
+    for (int p = 0; p < P; p++)
+      mk[p] = _mm256_loadu_si256((const __m256i *)(const void *)S->in_mask[p]);
+    /* the next block's bytes of each row, and its output's, meanwhile */
+    for (int j = 0; j < g; j++) {
+      const int64_t xn = i0 + K - 2 * j, xa = xn > 0 ? xn : 0, xb = xn + K < w ? xn + K : w;
+      if (xb <= xa)
+        continue;
+      const uint8_t *src = r0->in + (size_t)(y0 + j) * r0->in_stride + (size_t)xa * ch;
+      for (int64_t o = 0; o < (xb - xa) * (int64_t)ch; o += 64)
+        __builtin_prefetch(src + o);
+      if (S->bytes_out) {
+        uint8_t *dst = r0->out + (size_t)(y0 + j) * r0->out_stride + (size_t)xa * (size_t)r0->out_channels;
+        for (int64_t o = 0; o < (xb - xa) * r0->out_channels; o += 64)
+          __builtin_prefetch(dst + o, 1);
+      }
+    }
+    for (int kv = 0; kv < S->NV; kv++)
+      for (int c = 0; c < K; c += 8) {
+        const int64_t xlo = i0 + c - 2 * (8 * kv + 7), xhi = i0 + c - 16 * kv; /* rows 8 kv + 7 and 8 kv */
+        if (ch <= 4 && 8 * kv + 7 < g && xlo >= 0 && xhi + 8 + over <= w) {
+          if (P == 3)
+            tile_in(3, S, t, y0, i0, kv, c, mk);
+          else
+            tile_in(4, S, t, y0, i0, kv, c, mk);
+          continue;
+        }
+        for (int p = 0; p < P; p++) /* zeros outside the image */
+          for (int q = 0; q < 8; q++)
+            _mm256_store_si256((__m256i *)(void *)&t->in[p][c + q][8 * kv], _mm256_setzero_si256());
+        for (int j = 8 * kv; j < 8 * kv + 8 && j < g; j++) {
+          const int64_t x0 = i0 + c - 2 * j, qa = x0 < 0 ? -x0 : 0, qb = w - x0 < 8 ? w - x0 : 8;
+          const uint8_t *row = r0->in + (size_t)(y0 + j) * r0->in_stride;
+          for (int64_t q = qa; q < qb; q++)
+            for (int p = 0; p < P; p++)
+              t->in[p][c + q][j] = ht_fx_from_u8(row[(size_t)(x0 + q) * ch + (size_t)p]);
+        }
+      }
+    return;
+  }
   for (int j = 0; j < S->G; j++) {
     const int64_t c0 = i0 - 2 * j, xa = c0 > 0 ? c0 : 0, xb = c0 + K < w ? c0 + K : w;
     const int64_t a = j < g && xb > xa ? xa - c0 : K, b = j < g && xb > xa ? xb - c0 : K;
@@ -261,39 +346,10 @@ static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile 
     }
     if (a == K)
       continue;
-    if (S->bytes_in) { /* 8-bit RGB(A), the usual input: straight from the bytes */
-      const size_t ch = (size_t)r0->in_channels;
-      const uint8_t *src = r0->in + (size_t)(y0 + j) * r0->in_stride + (size_t)xa * ch;
-      /* the next block's bytes of this row, and its output's, meanwhile */
-      const int64_t pn = xb + K < w ? K : w - xb;
-      for (int64_t o = 0; o < pn * (int64_t)ch; o += 64)
-        __builtin_prefetch(src + (size_t)(b - a) * ch + (size_t)o);
-      if (S->bytes_out) {
-        const uint8_t *dst = r0->out + (size_t)(y0 + j) * r0->out_stride + (size_t)xb * (size_t)r0->out_channels;
-        for (int64_t o = 0; o < pn * r0->out_channels; o += 64)
-          __builtin_prefetch(dst + o, 1);
-      }
-      int32_t *d0 = t->rows[0][j] + a, *d1 = t->rows[1][j] + a, *d2 = t->rows[2][j] + a,
-              *d3 = t->rows[P - 1][j] + a;
-      if (P == 3 && ch == 3)
-        for (int64_t x = 0; x < b - a; x++, src += 3) {
-          d0[x] = ht_fx_from_u8(src[0]);
-          d1[x] = ht_fx_from_u8(src[1]);
-          d2[x] = ht_fx_from_u8(src[2]);
-        }
-      else
-        for (int64_t x = 0; x < b - a; x++, src += ch) {
-          d0[x] = ht_fx_from_u8(src[0]);
-          d1[x] = ht_fx_from_u8(src[1]);
-          d2[x] = ht_fx_from_u8(src[2]);
-          d3[x] = ht_fx_from_u8(src[P - 1]);
-        }
-    } else {
-      int32_t *dst[HT_PD_MAX_PLANES];
-      for (int p = 0; p < P; p++)
-        dst[p] = t->rows[p][j] + a;
-      ht_color_load(S->cj, y0 + j, xa, b - a, dst, t->tmp);
-    }
+    int32_t *dst[HT_PD_MAX_PLANES];
+    for (int p = 0; p < P; p++)
+      dst[p] = t->rows[p][j] + a;
+    ht_color_load(S->cj, y0 + j, xa, b - a, dst, t->tmp);
   }
   for (int p = 0; p < P; p++)
     for (int j = 0; j < S->G; j += 8)
@@ -301,18 +357,81 @@ static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile 
         ht_transpose8(&t->rows[p][j][i], K, &t->in[p][i][j], GMAX);
 }
 
-/* The block's level indices (n iterations) to the rows: 8-bit output
- * straight to its bytes; other formats through out[], whole bytes of
- * 1-bit output a call (up to 7 columns wait), or the rest of the row. */
+/* The tile of rows 8 kv .. 8 kv + 7 at the block's iterations c .. c + 7,
+ * every pixel inside the image, to 8-bit output of P channels: turned
+ * into rows, each plane's level indices through its table (16 levels at
+ * most: one shuffle), shuffled into their channels of 4 pixels a 128-bit
+ * half, and stored as the row's 8 pixels (24 or 32 bytes, no more). */
+AI AVX2 void tile_out(const int P, const ht_pdd *S, pdd_tile *t, int64_t y0, int64_t i0, int kv, int c,
+                      const __m256i *lut, const __m256i *mk)
+{
+  const ht_rows *r0 = &S->cj->rows[0];
+  __m256i o[HT_PD_MAX_PLANES][8];
+  for (int p = 0; p < P; p++) {
+    __m256i v[8];
+    for (int q = 0; q < 8; q++)
+      v[q] = _mm256_load_si256((const __m256i *)(const void *)&t->in[p][c + q][8 * kv]);
+    ht_transpose8r(v, o[p]);
+  }
+  const __m256i pack = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+  for (int l = 0; l < 8; l++) {
+    const int j = 8 * kv + l;
+    uint8_t *d = r0->out + (size_t)(y0 + j) * r0->out_stride + (size_t)(i0 + c - 2 * j) * (size_t)P;
+    __m256i x = _mm256_shuffle_epi8(_mm256_shuffle_epi8(lut[0], o[0][l]), mk[0]);
+    for (int p = 1; p < P; p++)
+      x = _mm256_or_si256(x, _mm256_shuffle_epi8(_mm256_shuffle_epi8(lut[p], o[p][l]), mk[p]));
+    if (P == 4) {
+      _mm256_storeu_si256((__m256i *)(void *)d, x);
+    } else {
+      x = _mm256_permutevar8x32_epi32(x, pack);
+      _mm_storeu_si128((__m128i *)(void *)d, _mm256_castsi256_si128(x));
+      _mm_storel_epi64((__m128i *)(void *)(d + 16), _mm256_extracti128_si256(x, 1));
+    }
+  }
+}
+
+/* The block's level indices (n iterations) to the rows: 8-bit output of
+ * P channels and 16 levels at most a tile at a time (tile_out) where the
+ * tile lies inside the image, pixel by pixel elsewhere; other 8-bit
+ * output straight to its bytes; other formats through out[], whole bytes
+ * of 1-bit output a call (up to 7 columns wait), or the rest of the row. */
 static __attribute__((noinline)) AVX2 void store_block(const ht_pdd *S, pdd_tile *t, int64_t y0, int g, int64_t i0, int n)
 {
   const int P = S->P;
   const int64_t w = S->w;
+  const ht_rows *r0 = &S->cj->rows[0];
+  if (S->lut16) {
+    __m256i lut[HT_PD_MAX_PLANES], mk[HT_PD_MAX_PLANES];
+    for (int p = 0; p < P; p++) {
+      lut[p] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)S->out_lut[p]));
+      mk[p] = _mm256_loadu_si256((const __m256i *)(const void *)S->out_mask[p]);
+    }
+    for (int kv = 0; kv < S->NV; kv++)
+      for (int c = 0; c < n; c += 8) {
+        const int64_t xlo = i0 + c - 2 * (8 * kv + 7), xhi = i0 + c - 16 * kv; /* rows 8 kv + 7 and 8 kv */
+        if (8 * kv + 7 < g && c + 8 <= n && xlo >= 0 && xhi + 8 <= w) {
+          if (P == 3)
+            tile_out(3, S, t, y0, i0, kv, c, lut, mk);
+          else
+            tile_out(4, S, t, y0, i0, kv, c, lut, mk);
+          continue;
+        }
+        for (int j = 8 * kv; j < 8 * kv + 8 && j < g; j++) {
+          uint8_t *row = r0->out + (size_t)(y0 + j) * r0->out_stride;
+          for (int ii = c; ii < c + 8 && ii < n; ii++) {
+            const int64_t x = i0 + ii - 2 * j;
+            if (x >= 0 && x < w)
+              for (int p = 0; p < P; p++)
+                row[(size_t)x * (size_t)P + (size_t)p] = S->out_lut[p][t->in[p][ii][j]];
+          }
+        }
+      }
+    return;
+  }
   for (int p = 0; p < P; p++)
     for (int j = 0; j < g; j += 8)
       for (int i = 0; i < n; i += 8)
         ht_transpose8(&t->in[p][i][j], GMAX, &t->rows[p][j][i], K);
-  const ht_rows *r0 = &S->cj->rows[0];
   for (int j = 0; j < g; j++) {
     const int64_t c0 = i0 - 2 * j, xa = c0 > 0 ? c0 : 0, xb = c0 + n < w ? c0 + n : w;
     if (xb <= xa)
@@ -476,6 +595,17 @@ ht_pdd *ht_pd_diagonal_new(ht_job *job, int T)
     S->bytes_out = S->bytes_out && r->out_format == HT_FORMAT_U8 && r->out_channel == p &&
                    r->out == cj->rows[0].out && r->out_stride == cj->rows[0].out_stride &&
                    r->out_channels == cj->rows[0].out_channels;
+  }
+  bytes_in_masks(cj->rows[0].in_channels, S->in_mask);
+  S->lut16 = S->bytes_out && cj->rows[0].out_channels == P;
+  for (int p = 0; p < P; p++) {
+    S->lut16 = S->lut16 && cj->levels[p] <= 16;
+    for (int q = 0; q < 16; q++)
+      S->out_lut[p][q] = (uint8_t)cj->rows[p].lut[q];
+    for (int b = 0; b < 32; b++) { /* byte P k + p of a half from byte 4 k (int32 k) */
+      const int k = (b & 15) / P;
+      S->out_mask[p][b] = (b & 15) < 4 * P && (b & 15) % P == p ? (uint8_t)(4 * k) : 0x80;
+    }
   }
   S->ss = (size_t)S->w + SPAD;
   S->sets = ht_alloc(job, (size_t)S->ring * (size_t)P, S->ss * sizeof *S->sets);

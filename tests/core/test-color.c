@@ -370,6 +370,41 @@ static void part_fast(ht_context *ctx)
   free(a);
   free(b);
   free((void *)pic.in);
+  /* 8-bit input of 4 channels (the fast kernel's 4-byte pixels), alpha
+   * kept through, 4 colour planes, and more than 16 levels (its output
+   * without the 16-entry tables): pd-threads against pd, whose bits part
+   * reference checks */
+  for (int k = 0; k < 3; k++) {
+    const int64_t w = 333 + 41 * k, h = 67 + 9 * k;
+    const int ch = k == 2 ? 3 : 4, alpha = k == 0, oc = ch; /* planes: ch - alpha */
+    uint8_t *in8 = xmalloc((size_t)(w * h * ch)), *o1 = xmalloc((size_t)(w * h * oc)),
+            *o2 = xmalloc((size_t)(w * h * oc));
+    fill_random(in8, (size_t)(w * ch), w * ch, h, 1, (uint64_t)k + 900);
+    ht_params q;
+    ht_params_init(&q);
+    q.filter = *ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG);
+    q.color = HT_COLOR_PLANE_DEPENDENT;
+    q.alpha = alpha;
+    q.levels = k == 2 ? 2 : 3;
+    if (k == 2)
+      q.plane_levels[1] = 20;
+    for (int j = 0; j < 4; j++)
+      q.plane_weights.forward[j] = q.plane_weights.backward[j] = 0.25;
+    ht_image im = { w, h, (size_t)(w * ch), ch, HT_FORMAT_U8, in8 };
+    ht_image om = { w, h, (size_t)(w * oc), oc, HT_FORMAT_U8, o1 };
+    q.variant = HT_VARIANT_PD_CPU;
+    CHECK(ht_run(ctx, &im, &om, &q) == HT_OK, "pd, %d channels: %s", ch, ht_context_message(ctx));
+    om.data = o2;
+    q.variant = HT_VARIANT_PD_THREADS;
+    for (int t = 1; t <= 3; t++) {
+      ht_context_set_threads(ctx, t);
+      ht_status s = ht_run(ctx, &im, &om, &q);
+      CHECK(s == HT_OK && memcmp(o1, o2, (size_t)(w * h * oc)) == 0, "pd-threads, %d threads, %d channels%s: %s", t,
+            ch, alpha ? " (alpha)" : "", s == HT_OK ? "differs from pd" : ht_context_message(ctx));
+      runs++;
+    }
+    free(in8), free(o1), free(o2);
+  }
   unsetenv("HT_PD_ANY_THREADS");
   printf("fast: %d runs\n", runs);
 }
