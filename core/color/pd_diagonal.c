@@ -128,8 +128,10 @@ AI AVX2 __m256i round_multi(__m256i v, int L, const int32_t *tab, __m256i *q)
 }
 
 /* Iterations i0 + a .. i0 + b - 1 of band `bd` (rows y0 ..), the tile's
- * block starting at iteration i0. */
-AI AVX2 void kernel(const int P, const int NV, const bool BIN, const ht_pdd *S, pdd_tile *t, pdd_regs *R,
+ * block starting at iteration i0. Without EDGE every lane's pixel lies
+ * inside the image and not in its last column (run_band's interior), so
+ * no lane is masked. */
+AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, const ht_pdd *S, pdd_tile *t, pdd_regs *R,
                     const int32_t *above, int32_t *next, int64_t y0, int64_t i0, int a, int b)
 {
   const ht_color_job *cj = S->cj;
@@ -176,10 +178,12 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const ht_pdd *S, 
         m[p][k] = _mm256_blend_epi32(pr[k], pr[k - 1], 1);
     }
     for (int k = 0; k < NV; k++) {
-      const __m256i x = _mm256_sub_epi32(_mm256_set1_epi32((int)i), lane2[k]);
-      const __m256i valid = _mm256_and_si256(_mm256_andnot_si256(_mm256_cmpgt_epi32(x, wl), _mm256_cmpgt_epi32(x, neg)),
-                                             rowok[k]);
-      const __m256i nolast = _mm256_andnot_si256(_mm256_cmpeq_epi32(x, wl), valid);
+      __m256i valid = neg, nolast = neg;
+      if (EDGE) {
+        const __m256i x = _mm256_sub_epi32(_mm256_set1_epi32((int)i), lane2[k]);
+        valid = _mm256_and_si256(_mm256_andnot_si256(_mm256_cmpgt_epi32(x, wl), _mm256_cmpgt_epi32(x, neg)), rowok[k]);
+        nolast = _mm256_andnot_si256(_mm256_cmpeq_epi32(x, wl), valid);
+      }
       __m256i fin = _mm256_setzero_si256();
       for (int p = 0; p < P; p++) {
         int32_t *slot = &t->in[p][ii][8 * k];
@@ -196,7 +200,8 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const ht_pdd *S, 
           e = round_multi(v, cj->levels[p], S->lvtab[p], &q);
         }
         _mm256_store_si256((__m256i *)(void *)slot, q);
-        e = _mm256_and_si256(e, valid);
+        if (EDGE)
+          e = _mm256_and_si256(e, valid);
         big = _mm256_or_si256(big, _mm256_abs_epi32(e));
         __m256i rest = e;
         if (p + 1 < P) {
@@ -204,7 +209,7 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const ht_pdd *S, 
           rest = _mm256_sub_epi32(rest, fin);
         }
         if (p > 0) {
-          const __m256i bb = _mm256_and_si256(TERM(e, bw[p]), nolast);
+          const __m256i bb = EDGE ? _mm256_and_si256(TERM(e, bw[p]), nolast) : TERM(e, bw[p]);
           rest = _mm256_sub_epi32(rest, bb);
           back[p - 1][k] = bb;
         }
@@ -231,22 +236,25 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const ht_pdd *S, 
 
 typedef void (*kernel_fn)(const ht_pdd *S, pdd_tile *t, pdd_regs *R, const int32_t *above, int32_t *next, int64_t y0,
                           int64_t i0, int a, int b);
-#define INST(P, NV, BIN)                                                                                             \
-  static AVX2 void kernel_##P##_##NV##_##BIN(const ht_pdd *S, pdd_tile *t, pdd_regs *R, const int32_t *above,        \
-                                             int32_t *next, int64_t y0, int64_t i0, int a, int b)                   \
+#define INST(P, NV, BIN, EDGE)                                                                                      \
+  static AVX2 void kernel_##P##_##NV##_##BIN##_##EDGE(const ht_pdd *S, pdd_tile *t, pdd_regs *R,                     \
+                                                      const int32_t *above, int32_t *next, int64_t y0, int64_t i0,    \
+                                                      int a, int b)                                                  \
   {                                                                                                                  \
-    kernel(P, NV, BIN, S, t, R, above, next, y0, i0, a, b);                                                          \
+    kernel(P, NV, BIN, EDGE, S, t, R, above, next, y0, i0, a, b);                                                    \
   }
-INST(3, 1, 1) INST(3, 2, 1) INST(3, 4, 1) INST(4, 1, 1) INST(4, 2, 1) INST(4, 4, 1)
-INST(3, 1, 0) INST(3, 2, 0) INST(3, 4, 0) INST(4, 1, 0) INST(4, 2, 0) INST(4, 4, 0)
+#define INST2(P, NV, BIN) INST(P, NV, BIN, 0) INST(P, NV, BIN, 1)
+INST2(3, 1, 1) INST2(3, 2, 1) INST2(3, 4, 1) INST2(4, 1, 1) INST2(4, 2, 1) INST2(4, 4, 1)
+INST2(3, 1, 0) INST2(3, 2, 0) INST2(3, 4, 0) INST2(4, 1, 0) INST2(4, 2, 0) INST2(4, 4, 0)
+#undef INST2
 #undef INST
-static kernel_fn kernel_of(int P, int NV, bool bin)
+static kernel_fn kernel_of(int P, int NV, bool bin, bool edge)
 {
-  static const kernel_fn fns[2][2][3] = {
-    { { kernel_3_1_0, kernel_3_2_0, kernel_3_4_0 }, { kernel_4_1_0, kernel_4_2_0, kernel_4_4_0 } },
-    { { kernel_3_1_1, kernel_3_2_1, kernel_3_4_1 }, { kernel_4_1_1, kernel_4_2_1, kernel_4_4_1 } },
-  };
-  return fns[bin][P - 3][NV == 1 ? 0 : NV == 2 ? 1 : 2];
+#define ROW(P, BIN) { { kernel_##P##_1_##BIN##_0, kernel_##P##_2_##BIN##_0, kernel_##P##_4_##BIN##_0 }, \
+                      { kernel_##P##_1_##BIN##_1, kernel_##P##_2_##BIN##_1, kernel_##P##_4_##BIN##_1 } }
+  static const kernel_fn fns[2][2][2][3] = { { ROW(3, 0), ROW(4, 0) }, { ROW(3, 1), ROW(4, 1) } };
+#undef ROW
+  return fns[bin][P - 3][edge][NV == 1 ? 0 : NV == 2 ? 1 : 2];
 }
 
 /* 8-bit pixels of ch channels (3 or 4) to lanes: the shuffle that takes
@@ -495,7 +503,10 @@ static bool run_band(ht_pdd *S, int me, int64_t b)
   pdd_tile *t = S->tiles + me;
   const int32_t *above = b > 0 ? set_of(S, b - 1) : S->top;
   int32_t *next = set_of(S, b);
-  const kernel_fn kfn = kernel_of(P, S->NV, S->binary);
+  const kernel_fn kedge = kernel_of(P, S->NV, S->binary, true), kin = kernel_of(P, S->NV, S->binary, false);
+  /* the interior: iterations whose lanes all lie inside the image, none
+   * in its last column (row j at i - 2j: i in [2 (G - 1), w - 1)) */
+  const int64_t ia = y0 + G <= S->h ? 2 * (int64_t)(G - 1) : N, ib = w - 1;
   _Alignas(32) pdd_regs R;
   memset(&R, 0, sizeof R);
   memset(t->out0, 0, sizeof t->out0);
@@ -519,7 +530,16 @@ static bool run_band(ht_pdd *S, int me, int64_t b)
           R.acc1[p][0] = ht_pd_term(above[(size_t)p * S->ss], q_up);
           R.acc2[p][0] = ht_pd_term(above[(size_t)p * S->ss], q_ul);
         }
-      kfn(S, t, &R, above, next, y0, i0, a, e);
+      const int64_t sa = ia - i0 > a ? ia - i0 : a, sb = ib - i0 < e ? ib - i0 : e; /* this chunk's interior */
+      if (sa < sb) {
+        if (sa > a)
+          kedge(S, t, &R, above, next, y0, i0, a, (int)sa);
+        kin(S, t, &R, above, next, y0, i0, (int)sa, (int)sb);
+        if (sb < e)
+          kedge(S, t, &R, above, next, y0, i0, (int)sb, e);
+      } else {
+        kedge(S, t, &R, above, next, y0, i0, a, e);
+      }
       int64_t done = i0 + e - 2 * (int64_t)(G - 1);
       done = done < 0 ? 0 : done > w ? w : done;
       atomic_store_explicit(mine, ((uint64_t)b << 32) | (uint64_t)done, memory_order_release);
