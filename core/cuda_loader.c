@@ -332,6 +332,34 @@ static bool color_parts(const ht_color_job *cj, uint16_t *in, const uint8_t *out
   return ok;
 }
 
+/* Whether every plane reads channel p (cmyk: R, G, B) of one 8-bit
+ * interleaved input, which the module then takes as it is (in8). */
+static bool color_in8(const ht_color_job *cj)
+{
+  const ht_rows *r0 = &cj->rows[0];
+  for (int p = 0; p < (cj->cmyk ? 3 : cj->planes); p++) {
+    const ht_rows *r = &cj->rows[p];
+    if (r->in_format != HT_FORMAT_U8 || r->in != r0->in || r->in_stride != r0->in_stride ||
+        r->in_channels != r0->in_channels || r->in_channel != p)
+      return false;
+  }
+  return true;
+}
+
+/* Whether plane p goes to channel p of one 8-bit interleaved output
+ * (out8), its values from each plane's table. */
+static bool color_out8(const ht_color_job *cj)
+{
+  const ht_rows *r0 = &cj->rows[0];
+  for (int p = 0; p < cj->planes; p++) {
+    const ht_rows *r = &cj->rows[p];
+    if (r->out_format != HT_FORMAT_U8 || r->out != r0->out || r->out_stride != r0->out_stride ||
+        r->out_channels != r0->out_channels || r->out_channel != p)
+      return false;
+  }
+  return true;
+}
+
 ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
 {
   const ht_color_job *cj = job->color;
@@ -350,12 +378,29 @@ ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
   }
   cc.amount = cj->amount;
   cc.seed = job->seed;
-  uint16_t *in = ht_alloc_raw(job, plane * (size_t)P, sizeof *in);
-  uint8_t *out = ht_alloc_raw(job, plane * (size_t)P, 1);
+  /* 8-bit pixels cross as they are and are converted on the GPU
+   * (cuda/color_io.cu); other formats as planes made here. */
+  const bool in8 = color_in8(cj), out8 = color_out8(cj);
+  if (in8) {
+    cc.in8 = cj->rows[0].in;
+    cc.in8_channels = cj->rows[0].in_channels;
+    cc.in8_stride = cj->rows[0].in_stride;
+    cc.cmyk = cj->cmyk;
+    cc.black = cj->black;
+  }
+  if (out8) {
+    cc.out8 = cj->rows[0].out;
+    cc.out8_channels = cj->rows[0].out_channels;
+    cc.out8_stride = cj->rows[0].out_stride;
+    for (int j = 0; j < P; j++)
+      for (int q = 0; q < 256; q++)
+        cc.out8_lut[j][q] = (uint8_t)cj->rows[j].lut[q];
+  }
+  uint16_t *in = in8 ? NULL : ht_alloc_raw(job, plane * (size_t)P, sizeof *in);
+  uint8_t *out = out8 ? NULL : ht_alloc_raw(job, plane * (size_t)P, 1);
   ht_status s = HT_OK;
-  if (!in || !out || !color_parts(cj, in, NULL, false, job->threads)) {
-    if (in && out)
-      ht_set_msg(job->msg, "out of memory: the rows of a %lldx%lld image", (long long)w, (long long)h);
+  if ((!in8 && !in) || (!out8 && !out) || (!in8 && !color_parts(cj, in, NULL, false, job->threads))) {
+    ht_set_msg(job->msg, "out of memory: the rows of a %lldx%lld image", (long long)w, (long long)h);
     s = HT_ERR_NO_MEMORY;
     goto done;
   }
@@ -370,9 +415,11 @@ ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
   case HT_CUDA_ERR_NO_GPU: ht_set_msg(job->msg, "%s", why); s = HT_ERR_NO_GPU; goto done;
   default: ht_set_msg(job->msg, "%s", why[0] ? why : "GPU failure"); s = HT_ERR_GPU; goto done;
   }
-  if (getenv("HT_CUDA_COLOR_TIMES")) /* tools/bench: the kernel alone */
-    fprintf(stderr, "gpu-pd kernel: %.3f ms\n", cc.kernel_ms);
-  color_parts(cj, NULL, out, true, job->threads);
+  if (getenv("HT_CUDA_COLOR_TIMES")) /* tools/bench-color.sh: the kernel alone, and the copies */
+    fprintf(stderr, "gpu-pd kernel: %.3f ms (up %.3f ms, down %.3f ms, pixels %s in, %s out)\n", cc.kernel_ms,
+            cc.upload_ms, cc.download_ms, in8 ? "8-bit" : "host planes", out8 ? "8-bit" : "host planes");
+  if (!out8)
+    color_parts(cj, NULL, out, true, job->threads);
   if (!ht_job_tick(job, h, h))
     s = HT_ERR_CANCELLED;
 done:

@@ -426,7 +426,7 @@ cudaError_t launch_p(const pd_params &a, int planes, int sms, int wps)
 int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n)
 {
   if (!c || !flt || c->width <= 0 || c->height <= 0 || c->width > (1 << 28) || c->height > (1 << 28) ||
-      c->planes < 1 || c->planes > HT_PD_MAX_PLANES || !c->in || !c->out || flt->ntaps < 0 ||
+      c->planes < 1 || c->planes > HT_PD_MAX_PLANES || (!c->in && !c->in8) || (!c->out && !c->out8) || flt->ntaps < 0 ||
       flt->ntaps > HT_FILTER_MAX_TAPS || c->forward[c->planes - 1] != 0 || c->backward[0] != 0) {
     say(msg, n, "invalid arguments to the CUDA module's plane-dependent colour");
     return HT_CUDA_ERR_UNSUPPORTED;
@@ -517,13 +517,8 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
     say(msg, n, "GPU memory could not be cleared: %s", cudaGetErrorString(cudaGetLastError()));
     goto out;
   }
-  for (int j = 0; j < c->planes; j++)
-    if (cudaMemcpy2D(din + plane * (size_t)j, pitch * 2, c->in + W * H * (size_t)j, W * 2, W * 2, H,
-                     cudaMemcpyHostToDevice) != cudaSuccess) {
-      r = HT_CUDA_ERR_GPU;
-      say(msg, n, "copy to the GPU failed: %s", cudaGetErrorString(cudaGetLastError()));
-      goto out;
-    }
+  if ((r = pd_upload(c, din, pitch, plane, msg, n)) != HT_CUDA_OK) /* color_io.cu */
+    goto out;
   a.in = din;
   a.out = dout;
   a.carry = dcarry;
@@ -562,13 +557,7 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
     cudaEventElapsedTime(&ms, e0, e1);
     c->kernel_ms = ms;
   }
-  for (int j = 0; j < c->planes; j++)
-    if (cudaMemcpy2D(c->out + W * H * (size_t)j, W, dout + plane * (size_t)j, pitch, W, H, cudaMemcpyDeviceToHost) !=
-        cudaSuccess) {
-      r = HT_CUDA_ERR_GPU;
-      say(msg, n, "copy from the GPU failed: %s", cudaGetErrorString(cudaGetLastError()));
-      break;
-    }
+  r = pd_download(c, dout, pitch, plane, msg, n);
 out:
   if (e0)
     cudaEventDestroy(e0);

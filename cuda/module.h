@@ -13,6 +13,8 @@
  * count; ht_cuda_io carries rows (carry_in, carry_out).
  * ABI 3: search, the search methods LES, PES and DBS (ht_cuda_search).
  * ABI 4: color_pd, plane-dependent colour error diffusion (ht_cuda_color).
+ * ABI 5: ht_cuda_color takes 8-bit interleaved pixels in and out (in8,
+ * out8), converted on the GPU, and reports the copies' times.
  */
 #ifndef HT_CUDA_MODULE_H
 #define HT_CUDA_MODULE_H
@@ -27,7 +29,7 @@
 extern "C" {
 #endif
 
-#define HT_CUDA_ABI 4
+#define HT_CUDA_ABI 5
 #define HT_CUDA_ENTRY "ht_cuda_module_entry"
 
 /* Results of the module's functions. */
@@ -132,6 +134,23 @@ typedef struct {
   int32_t amount;             /* Q12 randomisation of the filter       */
   uint64_t seed;
   double kernel_ms;           /* out: the kernel's time alone          */
+  /* ABI 5. in8, when not NULL, replaces `in`: 8-bit pixels of
+   * in8_channels interleaved samples, rows in8_stride bytes apart, plane
+   * p from channel p, or with cmyk the four inks separated from channels
+   * 0..2 (R, G, B) by pd_arith.h's ht_pd_cmyk with Q16 `black`. out8,
+   * when not NULL, replaces `out`: out8_channels interleaved bytes a
+   * pixel, rows out8_stride bytes apart, channel p = out8_lut[p][level
+   * index of plane p], channels past the planes 0 (the caller's alpha). */
+  const uint8_t *in8;
+  int in8_channels;
+  size_t in8_stride;
+  int cmyk;
+  int32_t black;
+  uint8_t *out8;
+  int out8_channels;
+  size_t out8_stride;
+  uint8_t out8_lut[4][256];
+  double upload_ms, download_ms; /* out: the copies and conversions     */
 } ht_cuda_color;
 
 typedef struct {

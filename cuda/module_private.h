@@ -6,6 +6,8 @@
  *   run_fast.cu  gpu-fast: one persistent kernel over stripes and chunks
  *   run_paper.cu the paper's variants: the whole plane, then converted
  *   bench.cu     the benchmark hooks of tools/bench_cuda.c
+ *   color_pd.cu  gpu-pd: plane-dependent colour, the scan
+ *   color_io.cu  gpu-pd's pixels up and down, converted on the GPU
  *   search_run.cu the search methods LES, PES, DBS over a plane (kernels:
  *                search_les.cu, search_pes.cu, search_dbs.cu, search_field.cu,
  *                search_common.cuh)
@@ -136,6 +138,10 @@ int m_search(void *p, ht_cuda_search *s, char *msg, size_t n);
 /* color_pd.cu: plane-dependent colour error diffusion */
 int color_pd(dev *d, const ht_filter *f, ht_cuda_color *c, char *msg, size_t n);
 int m_color_pd(void *p, const ht_filter *f, ht_cuda_color *c, char *msg, size_t n);
+/* color_io.cu: gpu-pd's planes up (din: `plane` values apart, rows `pitch`
+ * apart) and level indices down, from and to the caller's buffers */
+int pd_upload(ht_cuda_color *c, uint16_t *din, size_t pitch, size_t plane, char *msg, size_t n);
+int pd_download(ht_cuda_color *c, const uint8_t *dout, size_t pitch, size_t plane, char *msg, size_t n);
 
 /* ------------------------------------------------------- bench.cu */
 

@@ -42,7 +42,7 @@ min_ms() {
 # kernel_ms ARGS...: the smallest gpu-pd kernel time of a GPU run.
 kernel_ms() {
   HT_CUDA_COLOR_TIMES=1 "$ht" --bench "$reps" --quiet "$@" 2>&1 |
-    sed -n 's/^gpu-pd kernel: \([0-9.]*\) ms/\1/p' | sort -g | head -n 1 || true
+    sed -n 's/^gpu-pd kernel: \([0-9.]*\) ms.*/\1/p' | sort -g | head -n 1 || true
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f ×", a / b; else print "—" }'; }
