@@ -86,6 +86,7 @@ struct ht_pdd {
   int64_t w, h, nb; /* bands */
   int P, NV, G, T, ring;
   bool binary;      /* every plane two levels */
+  bool fs;          /* Floyd-Steinberg's weights */
   bool bytes_in;    /* rows[p] read byte p of 8-bit pixels (not cmyk) */
   bool bytes_out;   /* rows[p] write byte p of 8-bit pixels */
   size_t ss;        /* stride of a set's plane rows */
@@ -130,8 +131,11 @@ AI AVX2 __m256i round_multi(__m256i v, int L, const int32_t *tab, __m256i *q)
 /* Iterations i0 + a .. i0 + b - 1 of band `bd` (rows y0 ..), the tile's
  * block starting at iteration i0. Without EDGE every lane's pixel lies
  * inside the image and not in its last column (run_band's interior), so
- * no lane is masked. */
-AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, const ht_pdd *S, pdd_tile *t, pdd_regs *R,
+ * no lane is masked. FS: the filter is Floyd-Steinberg's, whose weights
+ * are k * 256 (k = 7, 3, 5, 1), and term(e, 256 k) = (k e + 8) >> 4,
+ * the same integer, from shifts and adds: the three terms of a moved
+ * vector m from m + m and m + 8. */
+AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, const bool FS, const ht_pdd *S, pdd_tile *t, pdd_regs *R,
                     const int32_t *above, int32_t *next, int64_t y0, int64_t i0, int a, int b)
 {
   const ht_color_job *cj = S->cj;
@@ -142,7 +146,7 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, 
   const __m256i half = _mm256_set1_epi32(HT_Q_HALF), q_left = _mm256_set1_epi32(box[0][2]),
                 q_ur = _mm256_set1_epi32(box[1][0]), q_up = _mm256_set1_epi32(box[1][1]),
                 q_ul = _mm256_set1_epi32(box[1][2]), mid = _mm256_set1_epi32(HT_FX_ONE / 2),
-                one = _mm256_set1_epi32(HT_FX_ONE), onei = _mm256_set1_epi32(1),
+                one = _mm256_set1_epi32(HT_FX_ONE), onei = _mm256_set1_epi32(1), eight = _mm256_set1_epi32(8),
                 up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6), wl = _mm256_set1_epi32((int)S->w - 1), neg = _mm256_set1_epi32(-1);
   __m256i fw[HT_PD_MAX_PLANES], bw[HT_PD_MAX_PLANES];
   for (int p = 0; p < P; p++) {
@@ -188,8 +192,20 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, 
       for (int p = 0; p < P; p++) {
         int32_t *slot = &t->in[p][ii][8 * k];
         __m256i v = _mm256_add_epi32(_mm256_load_si256((const __m256i *)(void *)slot), acc1[p][k]);
-        v = _mm256_add_epi32(v, TERM(m[p][k], q_ur));
-        v = _mm256_add_epi32(v, TERM(r[p][k], q_left));
+        __m256i t_up, t_ul;
+        if (FS) {
+          const __m256i mm = m[p][k], m2 = _mm256_add_epi32(mm, mm), m8 = _mm256_add_epi32(mm, eight),
+                        m3 = _mm256_add_epi32(m2, m8), rr = r[p][k]; /* 3 m + 8 */
+          v = _mm256_add_epi32(v, _mm256_srai_epi32(m3, 4));
+          t_up = _mm256_srai_epi32(_mm256_add_epi32(m3, m2), 4);
+          t_ul = _mm256_srai_epi32(m8, 4);
+          v = _mm256_add_epi32(v, _mm256_srai_epi32(_mm256_sub_epi32(_mm256_slli_epi32(_mm256_add_epi32(rr, onei), 3), rr), 4));
+        } else {
+          v = _mm256_add_epi32(v, TERM(m[p][k], q_ur));
+          v = _mm256_add_epi32(v, TERM(r[p][k], q_left));
+          t_up = TERM(m[p][k], q_up);
+          t_ul = TERM(m[p][k], q_ul);
+        }
         v = _mm256_add_epi32(v, _mm256_add_epi32(fin, back[p][k]));
         __m256i e, q;
         if (BIN || cj->levels[p] == 2) {
@@ -213,8 +229,8 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, 
           rest = _mm256_sub_epi32(rest, bb);
           back[p - 1][k] = bb;
         }
-        acc1[p][k] = _mm256_add_epi32(acc2[p][k], TERM(m[p][k], q_up));
-        acc2[p][k] = TERM(m[p][k], q_ul);
+        acc1[p][k] = _mm256_add_epi32(acc2[p][k], t_up);
+        acc2[p][k] = t_ul;
         r[p][k] = rest;
       }
     }
@@ -236,25 +252,28 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, 
 
 typedef void (*kernel_fn)(const ht_pdd *S, pdd_tile *t, pdd_regs *R, const int32_t *above, int32_t *next, int64_t y0,
                           int64_t i0, int a, int b);
-#define INST(P, NV, BIN, EDGE)                                                                                      \
-  static AVX2 void kernel_##P##_##NV##_##BIN##_##EDGE(const ht_pdd *S, pdd_tile *t, pdd_regs *R,                     \
+/* kernel_P_NV_BIN_KIND: KIND 0 the interior, 1 the edges, 2 the interior
+ * with Floyd-Steinberg's weights */
+#define INST(P, NV, BIN, KIND)                                                                                      \
+  static AVX2 void kernel_##P##_##NV##_##BIN##_##KIND(const ht_pdd *S, pdd_tile *t, pdd_regs *R,                     \
                                                       const int32_t *above, int32_t *next, int64_t y0, int64_t i0,    \
                                                       int a, int b)                                                  \
   {                                                                                                                  \
-    kernel(P, NV, BIN, EDGE, S, t, R, above, next, y0, i0, a, b);                                                    \
+    kernel(P, NV, BIN, KIND == 1, KIND == 2, S, t, R, above, next, y0, i0, a, b);                                    \
   }
-#define INST2(P, NV, BIN) INST(P, NV, BIN, 0) INST(P, NV, BIN, 1)
+#define INST2(P, NV, BIN) INST(P, NV, BIN, 0) INST(P, NV, BIN, 1) INST(P, NV, BIN, 2)
 INST2(3, 1, 1) INST2(3, 2, 1) INST2(3, 4, 1) INST2(4, 1, 1) INST2(4, 2, 1) INST2(4, 4, 1)
 INST2(3, 1, 0) INST2(3, 2, 0) INST2(3, 4, 0) INST2(4, 1, 0) INST2(4, 2, 0) INST2(4, 4, 0)
 #undef INST2
 #undef INST
-static kernel_fn kernel_of(int P, int NV, bool bin, bool edge)
+static kernel_fn kernel_of(int P, int NV, bool bin, int kind)
 {
-#define ROW(P, BIN) { { kernel_##P##_1_##BIN##_0, kernel_##P##_2_##BIN##_0, kernel_##P##_4_##BIN##_0 }, \
-                      { kernel_##P##_1_##BIN##_1, kernel_##P##_2_##BIN##_1, kernel_##P##_4_##BIN##_1 } }
-  static const kernel_fn fns[2][2][2][3] = { { ROW(3, 0), ROW(4, 0) }, { ROW(3, 1), ROW(4, 1) } };
+#define ONE(P, BIN, K) { kernel_##P##_1_##BIN##_##K, kernel_##P##_2_##BIN##_##K, kernel_##P##_4_##BIN##_##K }
+#define ROW(P, BIN) { ONE(P, BIN, 0), ONE(P, BIN, 1), ONE(P, BIN, 2) }
+  static const kernel_fn fns[2][2][3][3] = { { ROW(3, 0), ROW(4, 0) }, { ROW(3, 1), ROW(4, 1) } };
 #undef ROW
-  return fns[bin][P - 3][edge][NV == 1 ? 0 : NV == 2 ? 1 : 2];
+#undef ONE
+  return fns[bin][P - 3][kind][NV == 1 ? 0 : NV == 2 ? 1 : 2];
 }
 
 /* 8-bit pixels of ch channels (3 or 4) to lanes: the shuffle that takes
@@ -503,7 +522,7 @@ static bool run_band(ht_pdd *S, int me, int64_t b)
   pdd_tile *t = S->tiles + me;
   const int32_t *above = b > 0 ? set_of(S, b - 1) : S->top;
   int32_t *next = set_of(S, b);
-  const kernel_fn kedge = kernel_of(P, S->NV, S->binary, true), kin = kernel_of(P, S->NV, S->binary, false);
+  const kernel_fn kedge = kernel_of(P, S->NV, S->binary, 1), kin = kernel_of(P, S->NV, S->binary, S->fs ? 2 : 0);
   /* the interior: iterations whose lanes all lie inside the image, none
    * in its last column (row j at i - 2j: i in [2 (G - 1), w - 1)) */
   const int64_t ia = y0 + G <= S->h ? 2 * (int64_t)(G - 1) : N, ib = w - 1;
@@ -575,9 +594,12 @@ ht_pdd *ht_pd_diagonal_new(ht_job *job, int T)
   if (job->scan != HT_SCAN_RASTER || cj->amount != 0 || (P != 3 && P != 4) || f->reach_left > 1 ||
       f->reach_right > 1 || f->reach_down > 1 || cj->forward[P - 1] != 0 || cj->backward[0] != 0)
     return NULL;
-  for (int k = 0; k < f->ntaps; k++)
+  int32_t box[2][3] = { { 0, 0, 0 }, { 0, 0, 0 } }; /* [dy][1 + dx] */
+  for (int k = 0; k < f->ntaps; k++) {
     if (f->taps[k].dy == 0 && f->taps[k].dx != 1)
       return NULL;
+    box[f->taps[k].dy][1 + f->taps[k].dx] = f->taps[k].q;
+  }
   if (getenv("HT_PD_NO_DIAGONAL")) /* tests: the row kernel on any job */
     return NULL;
   __builtin_cpu_init();
@@ -600,6 +622,7 @@ ht_pdd *ht_pd_diagonal_new(ht_job *job, int T)
   S->nb = (S->h + S->G - 1) / S->G;
   S->T = T;
   S->ring = T + 1;
+  S->fs = box[0][2] == 7 * 256 && box[1][0] == 3 * 256 && box[1][1] == 5 * 256 && box[1][2] == 256;
   S->binary = true;
   for (int p = 0; p < P; p++) {
     S->binary = S->binary && cj->levels[p] == 2;
