@@ -87,6 +87,7 @@ struct ht_pdd {
   int P, NV, G, T, ring;
   bool binary;      /* every plane two levels */
   bool fs;          /* Floyd-Steinberg's weights */
+  bool same;        /* the middle planes' two inter-plane weights equal */
   bool bytes_in;    /* rows[p] read byte p of 8-bit pixels (not cmyk) */
   bool bytes_out;   /* rows[p] write byte p of 8-bit pixels */
   size_t ss;        /* stride of a set's plane rows */
@@ -134,8 +135,10 @@ AI AVX2 __m256i round_multi(__m256i v, int L, const int32_t *tab, __m256i *q)
  * no lane is masked. FS: the filter is Floyd-Steinberg's, whose weights
  * are k * 256 (k = 7, 3, 5, 1), and term(e, 256 k) = (k e + 8) >> 4,
  * the same integer, from shifts and adds: the three terms of a moved
- * vector m from m + m and m + 8. */
-AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, const bool FS, const ht_pdd *S, pdd_tile *t, pdd_regs *R,
+ * vector m from m + m and m + 8. SAME: the middle planes' forward and
+ * backward weights are equal, so are their two shares (one product). */
+AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, const bool FS, const bool SAME,
+                    const ht_pdd *S, pdd_tile *t, pdd_regs *R,
                     const int32_t *above, int32_t *next, int64_t y0, int64_t i0, int a, int b)
 {
   const ht_color_job *cj = S->cj;
@@ -225,7 +228,9 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, 
           rest = _mm256_sub_epi32(rest, fin);
         }
         if (p > 0) {
-          const __m256i bb = EDGE ? _mm256_and_si256(TERM(e, bw[p]), nolast) : TERM(e, bw[p]);
+          const __m256i bb = EDGE                  ? _mm256_and_si256(TERM(e, bw[p]), nolast)
+                             : SAME && p + 1 < P ? fin
+                                                 : TERM(e, bw[p]);
           rest = _mm256_sub_epi32(rest, bb);
           back[p - 1][k] = bb;
         }
@@ -253,15 +258,15 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, 
 typedef void (*kernel_fn)(const ht_pdd *S, pdd_tile *t, pdd_regs *R, const int32_t *above, int32_t *next, int64_t y0,
                           int64_t i0, int a, int b);
 /* kernel_P_NV_BIN_KIND: KIND 0 the interior, 1 the edges, 2 the interior
- * with Floyd-Steinberg's weights */
+ * with Floyd-Steinberg's weights, 3 the same with SAME */
 #define INST(P, NV, BIN, KIND)                                                                                      \
   static AVX2 void kernel_##P##_##NV##_##BIN##_##KIND(const ht_pdd *S, pdd_tile *t, pdd_regs *R,                     \
                                                       const int32_t *above, int32_t *next, int64_t y0, int64_t i0,    \
                                                       int a, int b)                                                  \
   {                                                                                                                  \
-    kernel(P, NV, BIN, KIND == 1, KIND == 2, S, t, R, above, next, y0, i0, a, b);                                    \
+    kernel(P, NV, BIN, KIND == 1, KIND >= 2, KIND == 3, S, t, R, above, next, y0, i0, a, b);                         \
   }
-#define INST2(P, NV, BIN) INST(P, NV, BIN, 0) INST(P, NV, BIN, 1) INST(P, NV, BIN, 2)
+#define INST2(P, NV, BIN) INST(P, NV, BIN, 0) INST(P, NV, BIN, 1) INST(P, NV, BIN, 2) INST(P, NV, BIN, 3)
 INST2(3, 1, 1) INST2(3, 2, 1) INST2(3, 4, 1) INST2(4, 1, 1) INST2(4, 2, 1) INST2(4, 4, 1)
 INST2(3, 1, 0) INST2(3, 2, 0) INST2(3, 4, 0) INST2(4, 1, 0) INST2(4, 2, 0) INST2(4, 4, 0)
 #undef INST2
@@ -269,8 +274,8 @@ INST2(3, 1, 0) INST2(3, 2, 0) INST2(3, 4, 0) INST2(4, 1, 0) INST2(4, 2, 0) INST2
 static kernel_fn kernel_of(int P, int NV, bool bin, int kind)
 {
 #define ONE(P, BIN, K) { kernel_##P##_1_##BIN##_##K, kernel_##P##_2_##BIN##_##K, kernel_##P##_4_##BIN##_##K }
-#define ROW(P, BIN) { ONE(P, BIN, 0), ONE(P, BIN, 1), ONE(P, BIN, 2) }
-  static const kernel_fn fns[2][2][3][3] = { { ROW(3, 0), ROW(4, 0) }, { ROW(3, 1), ROW(4, 1) } };
+#define ROW(P, BIN) { ONE(P, BIN, 0), ONE(P, BIN, 1), ONE(P, BIN, 2), ONE(P, BIN, 3) }
+  static const kernel_fn fns[2][2][4][3] = { { ROW(3, 0), ROW(4, 0) }, { ROW(3, 1), ROW(4, 1) } };
 #undef ROW
 #undef ONE
   return fns[bin][P - 3][kind][NV == 1 ? 0 : NV == 2 ? 1 : 2];
@@ -522,7 +527,7 @@ static bool run_band(ht_pdd *S, int me, int64_t b)
   pdd_tile *t = S->tiles + me;
   const int32_t *above = b > 0 ? set_of(S, b - 1) : S->top;
   int32_t *next = set_of(S, b);
-  const kernel_fn kedge = kernel_of(P, S->NV, S->binary, 1), kin = kernel_of(P, S->NV, S->binary, S->fs ? 2 : 0);
+  const kernel_fn kedge = kernel_of(P, S->NV, S->binary, 1), kin = kernel_of(P, S->NV, S->binary, S->fs ? 2 + S->same : 0);
   /* the interior: iterations whose lanes all lie inside the image, none
    * in its last column (row j at i - 2j: i in [2 (G - 1), w - 1)) */
   const int64_t ia = y0 + G <= S->h ? 2 * (int64_t)(G - 1) : N, ib = w - 1;
@@ -623,6 +628,9 @@ ht_pdd *ht_pd_diagonal_new(ht_job *job, int T)
   S->T = T;
   S->ring = T + 1;
   S->fs = box[0][2] == 7 * 256 && box[1][0] == 3 * 256 && box[1][1] == 5 * 256 && box[1][2] == 256;
+  S->same = true;
+  for (int p = 1; p + 1 < P; p++)
+    S->same = S->same && cj->forward[p] == cj->backward[p];
   S->binary = true;
   for (int p = 0; p < P; p++) {
     S->binary = S->binary && cj->levels[p] == 2;
