@@ -35,7 +35,11 @@
  * each KP iterations until the band above has done every column they
  * read. Its last row's errors go to a ring of whole rows (set b mod
  * ring), the band below's only input from it. Input is loaded, and
- * output stored, K columns a row at a time through the thread's tile. */
+ * output stored, a block of K iterations at a time through the thread's
+ * tile; 8-bit pixels 8 rows x 8 columns at a time in registers (tile_in,
+ * tile_out). Inside the image (no lane masked) the kernel runs without
+ * masks, and with Floyd-Steinberg's weights without products for the
+ * filter (docs/color.md, "The fast kernel"). */
 #include "color.h"
 
 #include <sched.h>
