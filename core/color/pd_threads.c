@@ -90,8 +90,13 @@ static bool run_row(pdt *S, int me, int64_t y)
       tgt[t][j] = dy == 0 ? dst[j] : y + dy < h ? acc_row(S, dy - 1, y + dy, j) : NULL;
     }
   }
-  for (int t = 0; t < nt; t++)
+  bool below = true; /* every tap's row inside the image */
+  for (int t = 0; t < nt; t++) {
     tdx[t] = f->taps[t].dx;
+    below = below && tgt[t][0];
+  }
+  /* columns whose taps all land inside the image: no test a tap */
+  const int64_t xin0 = below ? f->reach_left : w, xin1 = below ? w - f->reach_right : w;
   int32_t back[HT_PD_MAX_PLANES] = { 0 };
   _Atomic uint64_t *mine = &S->prog[y % S->ring].v;
   for (int64_t x0 = 0; x0 < w; x0 += S->ch) {
@@ -119,13 +124,18 @@ static bool run_row(pdt *S, int me, int64_t y)
         const int32_t ei = e - fwd - b;
         if (cj->amount)
           ht_pd_perturb(q0, nt, cj->amount, S->job->seed, (uint32_t)j, (uint32_t)x, (uint32_t)y, q);
-        for (int t = 0; t < nt; t++) {
-          const int64_t tx = x + tdx[t];
-          if (tx >= 0 && tx < w && tgt[t][j])
-            tgt[t][j][tx] += ht_pd_term(ei, q[t]);
-        }
+        if (x >= xin0 && x < xin1)
+          for (int t = 0; t < nt; t++)
+            tgt[t][j][x + tdx[t]] += ht_pd_term(ei, q[t]);
+        else
+          for (int t = 0; t < nt; t++) {
+            const int64_t tx = x + tdx[t];
+            if (tx >= 0 && tx < w && tgt[t][j])
+              tgt[t][j][tx] += ht_pd_term(ei, q[t]);
+          }
       }
-      memcpy(back, nback, sizeof back);
+      for (int j = 0; j < HT_PD_MAX_PLANES; j++) /* a fixed size: no call */
+        back[j] = nback[j];
     }
     atomic_store_explicit(mine, ((uint64_t)y << 32) | (uint64_t)x1, memory_order_release);
   }
