@@ -9,7 +9,8 @@
 #    where a GPU is usable (else those rows say why not).
 # Floyd-Steinberg, inter-plane weights 0.2 (and randomized 1 on all cores
 # and the GPU), binary; input data/sample.png's centre resized by
-# ht-mkimage. Prints a Markdown table per size, times in ms (minimum of
+# ht-mkimage; 8-bit values out (gray to a PGM on /dev/shm, written once
+# after the runs). Prints a Markdown table per size, times in ms (minimum of
 # REPS runs), each colour row with its ratio to gray of the same row kind.
 #
 #   tools/bench-color.sh BUILD [SIZES] [REPS]     (default "2048 16384" 3)
@@ -21,12 +22,12 @@ sizes=${2:-"2048 16384"}
 reps=${3:-3}
 ht=$build/tools/halftone
 mk=$build/tools/ht-mkimage
-benchcuda=$build/tools/ht-bench-cuda
+benchcuda=$build/cuda/ht-bench-cuda
 [ -x "$ht" ] && [ -x "$mk" ] || { echo "bench-color.sh: build $build first (no $ht or $mk)" >&2; exit 1; }
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -p "$( [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo /tmp)")
 trap 'rm -rf "$tmp"' EXIT
 
-# min_ms ARGS...: runs halftone --bench, prints its minimum in ms, or
+# min_ms ARGS... IN OUT: runs halftone --bench, prints its minimum in ms, or
 # "n/a" where it failed (e.g. no GPU), keeping the reason for below the
 # table.
 min_ms() {
@@ -39,10 +40,11 @@ min_ms() {
   fi
 }
 
-# kernel_ms ARGS...: the smallest gpu-pd kernel time of a GPU run.
+# kernel_ms ARGS...: the smallest gpu-pd kernel time of a GPU run; its
+# line (with the copies' times) is kept for below the table.
 kernel_ms() {
-  HT_CUDA_COLOR_TIMES=1 "$ht" --bench "$reps" --quiet "$@" 2>&1 |
-    sed -n 's/^gpu-pd kernel: \([0-9.]*\) ms.*/\1/p' | sort -g | head -n 1 || true
+  HT_CUDA_COLOR_TIMES=1 "$ht" --bench "$reps" --quiet "$@" 2>&1 | grep '^gpu-pd kernel:' | sort -t: -k2 -g |
+    head -n 1 | tee -a "$tmp/copies" | sed -n 's/^gpu-pd kernel: \([0-9.]*\) ms.*/\1/p' || true
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f ×", a / b; else print "—" }'; }
@@ -51,9 +53,12 @@ echo "Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 for n in $sizes; do
   "$mk" data/sample.png "$n" "$tmp/g.pgm"
   "$mk" data/sample.png "$n" "$tmp/c.ppm"
-  g1=$(min_ms --backend cpu --threads 1 "$tmp/g.pgm" /dev/null)
-  ga=$(min_ms --backend cpu --threads 0 "$tmp/g.pgm" /dev/null)
-  ge=$(min_ms --backend cuda "$tmp/g.pgm" /dev/null)
+  # gray writes 8-bit values as the colour rows do (to /dev/null it
+  # would pack 1-bit rows, which RGB has no format for)
+  g1=$(min_ms --backend cpu --threads 1 "$tmp/g.pgm" "$tmp/out.pgm")
+  ga=$(min_ms --backend cpu --threads 0 "$tmp/g.pgm" "$tmp/out.pgm")
+  ge=$(min_ms --backend cuda "$tmp/g.pgm" "$tmp/out.pgm")
+  rm -f "$tmp/out.pgm"
   gk=""
   if [ -x "$benchcuda" ] && [ $((n % 1024)) -eq 0 ]; then
     gk=$("$benchcuda" --sizes $((n / 1024)) --reps "$reps" --no-paper 2>/dev/null |
@@ -77,6 +82,11 @@ for n in $sizes; do
   rk=$(kernel_ms --color plane-dependent --interplane 0.2 --backend cuda "$tmp/c.ppm" /dev/null)
   ck=$(kernel_ms --color cmyk --interplane 0.2 --backend cuda "$tmp/c.ppm" /dev/null)
   echo "| GPU kernel (gray: gpu-fast) | ${gk:-—} | ${rk:-—} | $(ratio "$rk" "$gk") | ${ck:-—} | $(ratio "$ck" "$gk") |"
+  if [ -s "$tmp/copies" ]; then
+    echo
+    sed 's/^/fastest run (RGB, then CMYK): /' "$tmp/copies"
+    rm -f "$tmp/copies"
+  fi
   if [ -s "$tmp/why" ]; then
     echo
     sort -u "$tmp/why" | sed 's/^/n\/a: /'
