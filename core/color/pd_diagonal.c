@@ -206,7 +206,8 @@ AI AVX2 void kernel(const int P, const int NV, const bool BIN, const bool EDGE, 
           v = _mm256_add_epi32(v, _mm256_srai_epi32(m3, 4));
           t_up = _mm256_srai_epi32(_mm256_add_epi32(m3, m2), 4);
           t_ul = _mm256_srai_epi32(m8, 4);
-          v = _mm256_add_epi32(v, _mm256_srai_epi32(_mm256_sub_epi32(_mm256_slli_epi32(_mm256_add_epi32(rr, onei), 3), rr), 4));
+          const __m256i r7 = _mm256_sub_epi32(_mm256_slli_epi32(_mm256_add_epi32(rr, onei), 3), rr); /* 7 r + 8 */
+          v = _mm256_add_epi32(v, _mm256_srai_epi32(r7, 4));
         } else {
           v = _mm256_add_epi32(v, TERM(m[p][k], q_ur));
           v = _mm256_add_epi32(v, TERM(r[p][k], q_left));
@@ -300,7 +301,8 @@ static void bytes_in_masks(int ch, uint8_t m[HT_PD_MAX_PLANES][32])
  * image: each row's 8 pixels are two 16-byte loads (the second from
  * pixel 4; 3-channel rows read 4 bytes past pixel 7, so the caller keeps
  * two pixels of the row after it), shuffled into planes, then turned. */
-AI AVX2 void tile_in(const int P, const ht_pdd *S, pdd_tile *t, int64_t y0, int64_t i0, int kv, int c, const __m256i *mk)
+AI AVX2 void tile_in(const int P, const ht_pdd *S, pdd_tile *t, int64_t y0, int64_t i0, int kv, int c,
+                     const __m256i *mk)
 {
   const ht_rows *r0 = &S->cj->rows[0];
   const size_t ch = (size_t)r0->in_channels;
@@ -531,7 +533,8 @@ static bool run_band(ht_pdd *S, int me, int64_t b)
   pdd_tile *t = S->tiles + me;
   const int32_t *above = b > 0 ? set_of(S, b - 1) : S->top;
   int32_t *next = set_of(S, b);
-  const kernel_fn kedge = kernel_of(P, S->NV, S->binary, 1), kin = kernel_of(P, S->NV, S->binary, S->fs ? 2 + S->same : 0);
+  const kernel_fn kedge = kernel_of(P, S->NV, S->binary, 1),
+                  kin = kernel_of(P, S->NV, S->binary, S->fs ? 2 + S->same : 0);
   /* the interior: iterations whose lanes all lie inside the image, none
    * in its last column (row j at i - 2j: i in [2 (G - 1), w - 1)) */
   const int64_t ia = y0 + G <= S->h ? 2 * (int64_t)(G - 1) : N, ib = w - 1;
