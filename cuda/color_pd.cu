@@ -23,12 +23,23 @@
  *  - lane 31 stores what it would pass to lane 32 as 64-bit words
  *    (band tag << 32 | value) in a small ring of carried rows, one slot
  *    per band, reused every CSLOTS bands; the next band's lanes load
- *    them CH columns a chunk, one chunk ahead, check the tags with one
- *    warp vote, spin until they are there (a word that never comes marks
- *    the launch failed after seconds instead of hanging the GPU) and hand
- *    lane 0 a column a step by a shuffle;
+ *    them CG columns at a time, PA steps before they are needed, check
+ *    the tags with one warp vote, ask again for the missing ones all at
+ *    once until they are there (a word that never comes marks the launch
+ *    failed after seconds instead of hanging the GPU) and hand lane 0 a
+ *    column a step by a shuffle;
  *  - input and output pass through per-lane rings in shared memory,
  *    moved between global memory and the ring 16 bytes at a time;
+ *  - the chunks of 16 steps in which every lane is inside the image run
+ *    without masks (no row end, no pixel outside), the others with them;
+ *  - with fixed weights the terms are 32-bit products (T32), exact while
+ *    every error stays below 2^18 in magnitude, as they do but where the
+ *    feeds pour whole planes' errors into one; an error of 2^18 or more
+ *    (itself exact: every value before it was) flags the launch, and the
+ *    host runs it again with 64-bit products (core/color/pd_diagonal.c
+ *    does the same on the CPU). Each plane's value takes the forward
+ *    share of the plane before as the last term of its sum, so only that
+ *    share's product and the rounding sit between two planes;
  *  - specialised for 3 and 4 planes (fewer run as 3 with empty planes
  *    that the feeds of the real ones do not reach), for the filter boxes
  *    (L, R, D) = (1,1,1) (Floyd-Steinberg, Sierra Lite), (2,2,2) (the
@@ -37,13 +48,14 @@
  *    binary (no branch in a step, so the compiler schedules the planes'
  *    and steps' independent work together).
  * Every term is core/color/pd_arith.h's ht_pd_term of the source pixel's error
- * and (perturbed) weight, so each sum is the sequential run's integer
+ * and (perturbed) weight (in 32 bits only where that is the same integer), so each sum is the sequential run's integer
  * whatever order the terms are added in. Timings and what bounds the
  * kernel: BENCHMARKS.md, "Plane-dependent colour". */
 #include "module_private.h"
 #include "../core/color/pd_arith.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 namespace htcuda {
@@ -51,10 +63,25 @@ namespace htcuda {
 namespace {
 
 constexpr unsigned FULL = 0xffffffffu;
-constexpr int CH = 16;     /* steps a chunk: carried words checked, input blocks loaded */
+constexpr int CH = 16;     /* steps a chunk: input blocks loaded, output blocks stored */
 constexpr int RING = 64;   /* columns of a lane's input and output rings */
 constexpr int CSLOTS = 4;  /* carried-row slots, band b writes slot (b + 1) % CSLOTS */
 constexpr int QW = 9;      /* dense weights q[dy][dx + 4] */
+#ifndef HT_PD_PA
+#define HT_PD_PA 7
+#endif
+#ifndef HT_PD_NCHK
+#define HT_PD_NCHK 2
+#endif
+/* Carried words: NCHK checks a chunk, of CG = CH / NCHK words each, the
+ * words loaded PA steps before their check. Build-time knobs for
+ * benchmarks; the defaults are the fastest measured (BENCHMARKS.md,
+ * "Plane-dependent colour"): more checks cost more than they save in
+ * waiting, and words asked for too late or too early cost a round trip. */
+constexpr int PA = HT_PD_PA;
+constexpr int NCHK = HT_PD_NCHK;
+constexpr int CG = CH / NCHK;
+static_assert(CH % NCHK == 0 && PA > 0 && PA <= CG, "a group's words are loaded within the group before");
 
 struct pd_params {
   int w, h, nbands, nchunks;
@@ -75,6 +102,7 @@ struct pd_params {
   size_t carry_row;
   int *ticket;
   int *fault;
+  int *big; /* set where a T32 launch met an error of 2^18 or more */
 };
 
 __device__ __forceinline__ unsigned long long ld_word(const unsigned long long *p)
@@ -98,7 +126,7 @@ __device__ __forceinline__ unsigned long long globaltimer()
   return t;
 }
 
-/* Bits 0..31 of (a b + c) >> sh, the product and sum in 64 bits, as one
+/* Bits 0..31 of (a b + c) >> sh, the product and sum in 64 bits, as a
  * multiply-add and a funnel shift (the bits are those of the shift
  * whatever its handling of the sign; nvcc otherwise emits a full 64-bit
  * multiply). */
@@ -111,8 +139,16 @@ __device__ __forceinline__ int32_t wide_shr(int32_t a, int32_t b, int32_t c, int
   return (int32_t)__funnelshift_r(lo, hi, (unsigned)sh);
 }
 
-/* ht_pd_term(e, q) = (e q + 2048) >> 12 */
-__device__ __forceinline__ int32_t term(int32_t e, int32_t q) { return wide_shr(e, q, HT_Q_HALF, HT_Q_BITS); }
+/* c + ht_pd_term(e, q). T32: the product in 32 bits, ht_pd_term's bits
+ * while |e| < 2^18 (then |e q + 2048| < 2^31 for every q <= 4096; the
+ * kernel flags any larger error and the host runs the launch again
+ * without T32); else in 64 bits. */
+template <bool T32> __device__ __forceinline__ int32_t term_add(int32_t e, int32_t q, int32_t c)
+{
+  if (T32)
+    return c + ((e * q + HT_Q_HALF) >> HT_Q_BITS);
+  return c + wide_shr(e, q, HT_Q_HALF, HT_Q_BITS);
+}
 
 /* (s m amount) >> 27 of ht_pd_perturb: s m fits 32 bits (|s| <= 2^15,
  * m < 2^16, checked by the host), the product with the amount does not */
@@ -123,7 +159,11 @@ __device__ __forceinline__ uint32_t pick4(const uint32_t r[4], int i)
   return i == 0 ? r[0] : i == 1 ? r[1] : i == 2 ? r[2] : r[3];
 }
 
-template <int P, int L, int R, int D, bool RAND, bool BIN, int UNR>
+template <bool B> struct edge_t {
+  static constexpr bool value = B;
+};
+
+template <int P, int L, int R, int D, bool RAND, bool BIN, bool T32, int UNR>
 __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
 {
   constexpr int K = L + 1;
@@ -138,9 +178,13 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
   const int W = a.w;
   const int nblk8 = (W + 7) >> 3, nblk16 = (W + 15) >> 4;
   bool bin[P];
+  int32_t wf[P], wb[P];
 #pragma unroll
-  for (int p = 0; p < P; p++)
+  for (int p = 0; p < P; p++) {
     bin[p] = a.levels[p] == 2;
+    wf[p] = a.fwd[p];
+    wb[p] = a.bwd[p];
+  }
 
   for (;;) {
     int b = 0;
@@ -151,22 +195,16 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
       break;
     const int y = b * 32 + lane;
     const bool rowok = y < a.h;
+    const bool full = b * 32 + 32 <= a.h; /* warp-uniform: every row in the image */
     bool have_up = b > 0;
     const uint16_t *inrow = a.in + (size_t)(rowok ? y : 0) * a.in_pitch;
     uint8_t *outrow = a.out + (size_t)(rowok ? y : 0) * a.out_pitch;
     const unsigned long long *crd = a.carry + (size_t)(b % CSLOTS) * D * P * a.carry_row;
     unsigned long long *cwr = a.carry + (size_t)((b + 1) % CSLOTS) * D * P * a.carry_row;
     const unsigned long long wtag = (unsigned long long)(unsigned)(b + 1) << 32;
-    /* lane 31's carried rows, one pointer per row and plane (a chunk adds
-     * its first column, a step its constant offset) */
-    unsigned long long *cwp[P][D];
-#pragma unroll
-    for (int p = 0; p < P; p++)
-#pragma unroll
-      for (int d = 0; d < D; d++)
-        cwp[p][d] = cwr + (size_t)(d * P + p) * a.carry_row;
 
     int op[P][R + 1], pd[P][D][NW], nx[P], back[P];
+    uint32_t big = 0;
 #pragma unroll
     for (int p = 0; p < P; p++) {
       nx[p] = back[p] = 0;
@@ -205,55 +243,64 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
           nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + col);
     }
 
+    int cur[P][D] = {};
     for (int c = 0; c < a.nchunks; c++) {
       const int base = c * CH;
       const int x0 = base - 1 - lane * K;
-      int cur[P][D];
-      if (have_up) {
-        /* lane i < CH holds the words of column base + i, which lane 0
-         * takes at step base + i, at column base + i - 1 */
-        const int col = base + lane;
-        const bool real = lane < CH && col < W;
-        bool ok = true;
-#pragma unroll
-        for (int p = 0; p < P; p++)
-#pragma unroll
-          for (int d = 0; d < D; d++)
-            ok = ok && (!real || (unsigned)(nw[p][d] >> 32) == (unsigned)b);
-        if (!__all_sync(FULL, ok)) {
-          const unsigned long long t0 = globaltimer();
-          bool alive = true;
+      /* lane i < CH holds the words of column base + i, which lane 0
+       * takes at step base + i, at column base + i - 1 */
+      const int col = base + lane;
+      /* Makes the words of group h of the chunk (lanes CG h .. CG h + CG - 1) current,
+       * waiting until each carries this band's tag; the missing ones are
+       * asked for again all at once, a round trip a try. A word that never
+       * comes marks the launch failed after seconds. */
+      auto check = [&](int h) {
+        const bool mine = lane / CG == h;
+        const bool real = mine && col < W;
+        if (have_up) {
+          bool ok = true;
 #pragma unroll
           for (int p = 0; p < P; p++)
 #pragma unroll
             for (int d = 0; d < D; d++)
-              while (alive && real && (unsigned)(nw[p][d] >> 32) != (unsigned)b) {
-                nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + col);
-                if (globaltimer() - t0 > 4000000000ull) {
-                  *(volatile int *)a.fault = 1;
-                  alive = false;
-                }
+              ok = ok && (!real || (unsigned)(nw[p][d] >> 32) == (unsigned)b);
+          if (!__all_sync(FULL, ok)) {
+            const unsigned long long t0 = globaltimer();
+            bool alive = true;
+            do {
+#pragma unroll
+              for (int p = 0; p < P; p++)
+#pragma unroll
+                for (int d = 0; d < D; d++)
+                  if (real && (unsigned)(nw[p][d] >> 32) != (unsigned)b)
+                    nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + col);
+              ok = true;
+#pragma unroll
+              for (int p = 0; p < P; p++)
+#pragma unroll
+                for (int d = 0; d < D; d++)
+                  ok = ok && (!real || (unsigned)(nw[p][d] >> 32) == (unsigned)b);
+              if (!ok && globaltimer() - t0 > 4000000000ull) {
+                *(volatile int *)a.fault = 1;
+                alive = false;
               }
-          have_up = __all_sync(FULL, alive);
+            } while (!__all_sync(FULL, ok || !alive));
+            have_up = __all_sync(FULL, alive);
+          }
         }
+        if (mine)
 #pragma unroll
-        for (int p = 0; p < P; p++)
+          for (int p = 0; p < P; p++)
 #pragma unroll
-          for (int d = 0; d < D; d++)
-            cur[p][d] = real ? (int)(unsigned)nw[p][d] : 0;
-        const int col2 = min(col + CH, W - 1);
-#pragma unroll
-        for (int p = 0; p < P; p++)
-#pragma unroll
-          for (int d = 0; d < D; d++)
-            nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + col2);
-      } else {
-#pragma unroll
-        for (int p = 0; p < P; p++)
-#pragma unroll
-          for (int d = 0; d < D; d++)
-            cur[p][d] = 0;
-      }
+            for (int d = 0; d < D; d++)
+              cur[p][d] = real && have_up ? (int)(unsigned)nw[p][d] : 0;
+      };
+      check(0);
+      /* the words are asked for PA steps before their check (the groups
+       * of this chunk after the first, the first of the next): asked for earlier, most are not
+       * there yet and are asked again, a round trip each time
+       * (BENCHMARKS.md, "Plane-dependent colour") */
+      const int col1 = min(col, W - 1), col2 = min(col + CH, W - 1);
       /* the input blocks of the next chunk, stored into the ring at its end */
       uint4 pin[P][2];
 #pragma unroll
@@ -267,96 +314,132 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
 #pragma unroll
       for (int p = 0; p < P; p++)
         inv[p] = rin[p * RING + (x0 & (RING - 1))];
-      const int cx0 = x0 - L;
+      /* lane 31's carried words of this chunk: columns x0 - L + t */
+      unsigned long long *cw[P][D];
+#pragma unroll
+      for (int p = 0; p < P; p++)
+#pragma unroll
+        for (int d = 0; d < D; d++)
+          cw[p][d] = cwr + (size_t)(d * P + p) * a.carry_row + (x0 - L);
 
+      /* 16 steps; EDGE: some lane is outside the image (masks, row ends) */
+      auto steps = [&](auto edge) {
+        constexpr bool EDGE = decltype(edge)::value;
 #pragma unroll UNR
-      for (int t = 0; t < CH; t++) {
-        const int x = x0 + t;
-        const bool act = rowok && (unsigned)x < (unsigned)W;
-        const bool last = x == W - 1;
-        const int ri = x & (RING - 1);
-        int cin[P];
+        for (int t = 0; t < CH; t++) {
+          const int x = x0 + t;
+          const bool act = !EDGE || (rowok && (unsigned)x < (unsigned)W);
+          const bool last = EDGE && x == W - 1;
+          const int ri = x & (RING - 1);
+          int cin[P];
 #pragma unroll
-        for (int p = 0; p < P; p++) {
-          cin[p] = inv[p];
-          if (t + 1 < CH) /* the next step's sample, a step ahead */
-            inv[p] = rin[p * RING + ((x + 1) & (RING - 1))];
-        }
-        uint32_t r0[4] = { 0, 0, 0, 0 }, r1[4] = { 0, 0, 0, 0 };
-        int fwd = 0, nb[P];
-#pragma unroll
-        for (int p = 0; p < P; p++) {
-          const int v = cin[p] + op[p][0] + nx[p] + fwd + back[p];
-          int e, lv;
-          if (BIN || bin[p]) {
-            lv = ht_fx_binary(v);
-            e = v - (lv ? HT_FX_ONE : 0);
-          } else {
-            lv = ht_pd_round(v, a.levels[p], &e);
+          for (int p = 0; p < P; p++) {
+            cin[p] = inv[p];
+            if (t + 1 < CH) /* the next step's sample, a step ahead */
+              inv[p] = rin[p * RING + ((x + 1) & (RING - 1))];
           }
-          e = act ? e : 0;
-          rout[p * RING + ri] = (uint8_t)lv;
-          const int f = p + 1 < P ? term(e, a.fwd[p]) : 0;
-          const int bk = p > 0 && !last ? term(e, a.bwd[p]) : 0;
-          if (p > 0)
-            nb[p - 1] = bk;
-          const int ei = e - f - bk;
-          if (RAND) {
-            ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 0, r0);
-            if (L >= 4 && a.npairs > 8) /* only the widest box has pairs 8 and up */
-              ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 1, r1);
-          }
+          if (t > 0 && t % CG == 0)
+            check(t / CG);
+          /* by every band (slot b % CSLOTS exists; band 0 ignores them) */
+          if ((t + PA) % CG == 0)
 #pragma unroll
-          for (int dy = 0; dy <= D; dy++)
+            for (int p = 0; p < P; p++)
 #pragma unroll
-            for (int dx = dy == 0 ? 1 : -L; dx <= R; dx++) {
-              int32_t q = a.q[dy][dx + 4];
-              if (RAND) {
-                /* core/color/pd_arith.h's ht_pd_perturb, for this position */
-                const int k = a.rk[dy][dx + 4];
-                const uint32_t w0 = pick4(r0, (k % 8) / 2), w1 = pick4(r1, (k % 8) / 2);
-                const uint32_t word = k >= 8 ? w1 : w0;
-                const int32_t s = (int32_t)((k & 1) ? word >> 16 : word & 0xFFFFu) - 32768;
-                const int32_t dd = perturb_d(s * a.rm[dy][dx + 4], a.amount);
-                q += a.rsign[dy][dx + 4] * dd;
-              }
-              const int32_t tm = term(ei, q);
-              if (dy == 0)
-                op[p][dx] += tm;
-              else
-                pd[p][dy - 1][dx + L] += tm;
+              for (int d = 0; d < D; d++)
+                nw[p][d] = ld_word(crd + (size_t)(d * P + p) * a.carry_row + (t + PA < CH ? col1 : col2));
+          uint32_t r0[4] = { 0, 0, 0, 0 }, r1[4] = { 0, 0, 0, 0 };
+          int eprev = 0, nb[P];
+#pragma unroll
+          for (int p = 0; p < P; p++) {
+            /* all but the newest terms first; the forward share of the
+             * plane before comes in last, by the multiply-add itself */
+            const int s = cin[p] + op[p][0] + back[p] + nx[p];
+            const int v = p == 0 ? s : term_add<T32>(eprev, wf[p - 1], s);
+            int e, lv;
+            if (BIN || bin[p]) {
+              const bool up = v > HT_FX_ONE / 2; /* ht_fx_binary */
+              lv = up;
+              e = up ? v - HT_FX_ONE : v;
+            } else {
+              lv = ht_pd_round(v, a.levels[p], &e);
             }
-          fwd = f;
-        }
+            if (EDGE)
+              e = act ? e : 0;
+            if (T32) /* e outside [-2^18, 2^18) sets a bit at or above 2^19 */
+              big |= (uint32_t)(e + (1 << 18));
+            rout[p * RING + ri] = (uint8_t)lv;
+            const int f = p + 1 < P ? term_add<T32>(e, wf[p], 0) : 0;
+            const int bk = p > 0 && !last ? term_add<T32>(e, wb[p], 0) : 0;
+            if (p > 0)
+              nb[p - 1] = bk;
+            const int ei = e - f - bk;
+            if (RAND) {
+              ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 0, r0);
+              if (L >= 4 && a.npairs > 8) /* only the widest box has pairs 8 and up */
+                ht_rng4(a.seed, (uint32_t)p, (uint32_t)x, (uint32_t)y, 1, r1);
+            }
 #pragma unroll
-        for (int p = 0; p < P; p++)
-          back[p] = p + 1 < P ? nb[p] : 0;
-        /* column x - L of the rows below is final: on to the next lane */
-        const int cx = cx0 + t;
-        const bool st = lane == 31 && (unsigned)cx < (unsigned)W;
+            for (int dy = 0; dy <= D; dy++)
 #pragma unroll
-        for (int p = 0; p < P; p++) {
+              for (int dx = dy == 0 ? 1 : -L; dx <= R; dx++) {
+                int32_t q = a.q[dy][dx + 4];
+                if (RAND) {
+                  /* core/color/pd_arith.h's ht_pd_perturb, for this position */
+                  const int k = a.rk[dy][dx + 4];
+                  const uint32_t w0 = pick4(r0, (k % 8) / 2), w1 = pick4(r1, (k % 8) / 2);
+                  const uint32_t word = k >= 8 ? w1 : w0;
+                  const int32_t sg = (int32_t)((k & 1) ? word >> 16 : word & 0xFFFFu) - 32768;
+                  const int32_t dd = perturb_d(sg * a.rm[dy][dx + 4], a.amount);
+                  q += a.rsign[dy][dx + 4] * dd;
+                }
+                if (dy == 0)
+                  op[p][dx] = term_add<T32>(ei, q, op[p][dx]);
+                else
+                  pd[p][dy - 1][dx + L] = term_add<T32>(ei, q, pd[p][dy - 1][dx + L]);
+              }
+            eprev = e;
+          }
 #pragma unroll
-          for (int i = 0; i < R; i++)
-            op[p][i] = op[p][i + 1];
-          op[p][R] = 0;
+          for (int p = 0; p < P; p++)
+            back[p] = p + 1 < P ? nb[p] : 0;
+          /* column x - L of the rows below is final: on to the next lane */
+          const bool st = lane == 31 && (EDGE ? (unsigned)(x - L) < (unsigned)W : true);
 #pragma unroll
-          for (int d = 0; d < D; d++) {
-            const int fin = pd[p][d][0];
+          for (int p = 0; p < P; p++) {
 #pragma unroll
-            for (int i = 0; i + 1 < NW; i++)
-              pd[p][d][i] = pd[p][d][i + 1];
-            pd[p][d][NW - 1] = 0;
-            st_word_if(cwp[p][d] + cx0 + t, wtag | (unsigned)fin, st);
-            int s = __shfl_up_sync(FULL, fin, 1);
-            const int above = __shfl_sync(FULL, cur[p][d], t);
-            s = lane == 0 ? above : s;
-            if (d == 0)
-              nx[p] = s;
-            else
-              pd[p][d - 1][L] += s;
+            for (int i = 0; i < R; i++)
+              op[p][i] = op[p][i + 1];
+            op[p][R] = 0;
+#pragma unroll
+            for (int d = 0; d < D; d++) {
+              const int fin = pd[p][d][0];
+#pragma unroll
+              for (int i = 0; i + 1 < NW; i++)
+                pd[p][d][i] = pd[p][d][i + 1];
+              pd[p][d][NW - 1] = 0;
+              st_word_if(cw[p][d] + t, wtag | (unsigned)fin, st);
+              int sh = __shfl_up_sync(FULL, fin, 1);
+              const int above = __shfl_sync(FULL, cur[p][d], t);
+              sh = lane == 0 ? above : sh;
+              if (d == 0)
+                nx[p] = sh;
+              else
+                pd[p][d - 1][L] += sh;
+            }
           }
         }
+      };
+      /* every lane inside the image for the whole chunk, lane 31's
+       * carried words too: no masks (randomised weights and the widest box
+       * keep one form: their registers are spent) */
+      const bool inner = full && x0 - (31 - lane) * K - L >= 0 && base - 1 + CH - 1 <= W - 2;
+      if constexpr (L < 4 && !RAND) {
+        if (inner)
+          steps(edge_t<false>());
+        else
+          steps(edge_t<true>());
+      } else {
+        steps(edge_t<true>());
       }
       /* the next chunk's input into the ring (columns past this chunk's) */
 #pragma unroll
@@ -375,15 +458,19 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
         for (int p = 0; p < P; p++)
           *((uint4 *)(outrow + (size_t)p * a.out_plane) + F) = *(const uint4 *)(rout + p * RING + ((F * 16) & (RING - 1)));
     }
+    /* an error of 2^18 or more: this launch's 32-bit terms may be wrong
+     * from there on (not before: that error itself is exact) */
+    if (T32 && __any_sync(FULL, big >= (1u << 19)) && lane == 0)
+      *(volatile int *)a.big = 1;
   }
 }
 
-template <int P, int L, int R, int D, bool RAND, bool BIN>
+template <int P, int L, int R, int D, bool RAND, bool BIN, bool T32>
 cudaError_t launch(const pd_params &a, int sms, int wps)
 {
   /* the box of any filter compiles to a loop, not 16 unrolled steps */
   constexpr int UNR = L >= 4 ? 1 : CH;
-  auto kern = pd_kernel<P, L, R, D, RAND, BIN, UNR>;
+  auto kern = pd_kernel<P, L, R, D, RAND, BIN, T32, UNR>;
   int per_sm = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32, 0);
   if (per_sm < 1)
@@ -400,25 +487,30 @@ cudaError_t launch(const pd_params &a, int sms, int wps)
 /* All planes binary: no branch in a step, so that the compiler can
  * interleave the planes' and steps' independent work (a branch per plane
  * ends the block it schedules in). The widest box keeps one kernel. */
-template <int P, int L, int R, int D, bool RAND>
+template <int P, int L, int R, int D, bool RAND, bool T32>
 cudaError_t launch_b(const pd_params &a, int sms, int wps)
 {
   bool bin = L < 4;
   for (int j = 0; j < P; j++)
     bin = bin && a.levels[j] == 2;
-  return bin ? launch<P, L, R, D, RAND, L < 4>(a, sms, wps) : launch<P, L, R, D, RAND, false>(a, sms, wps);
+  return bin ? launch<P, L, R, D, RAND, L < 4, T32>(a, sms, wps) : launch<P, L, R, D, RAND, false, T32>(a, sms, wps);
 }
 
+/* Fixed weights in the narrower boxes: 32-bit terms (T32), unless a
+ * launch of them met a large error (wide = true: the launch again, with
+ * 64-bit terms). Randomised weights and the widest box: 64 bits. */
 template <int P, int L, int R, int D>
-cudaError_t launch_r(const pd_params &a, int sms, int wps)
+cudaError_t launch_r(const pd_params &a, int sms, int wps, bool wide)
 {
-  return a.amount ? launch_b<P, L, R, D, true>(a, sms, wps) : launch_b<P, L, R, D, false>(a, sms, wps);
+  if (a.amount)
+    return launch_b<P, L, R, D, true, false>(a, sms, wps);
+  return wide || L >= 4 ? launch_b<P, L, R, D, false, false>(a, sms, wps) : launch_b<P, L, R, D, false, L < 4>(a, sms, wps);
 }
 
 template <int L, int R, int D>
-cudaError_t launch_p(const pd_params &a, int planes, int sms, int wps)
+cudaError_t launch_p(const pd_params &a, int planes, int sms, int wps, bool wide)
 {
-  return planes == 4 ? launch_r<4, L, R, D>(a, sms, wps) : launch_r<3, L, R, D>(a, sms, wps);
+  return planes == 4 ? launch_r<4, L, R, D>(a, sms, wps, wide) : launch_r<3, L, R, D>(a, sms, wps, wide);
 }
 
 } // namespace
@@ -504,7 +596,7 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   int r = HT_CUDA_OK;
   if (cudaMalloc(&din, plane * (size_t)kp * 2) != cudaSuccess || cudaMalloc(&dout, plane * (size_t)kp) != cudaSuccess ||
-      cudaMalloc(&dcarry, ncarry * 8) != cudaSuccess || cudaMalloc(&dticket, 2 * sizeof *dticket) != cudaSuccess) {
+      cudaMalloc(&dcarry, ncarry * 8) != cudaSuccess || cudaMalloc(&dticket, 3 * sizeof *dticket) != cudaSuccess) {
     cudaGetLastError();
     say(msg, n, "%zu MB of GPU memory for a %lldx%lld image of %d planes", (plane * (size_t)kp * 3 + ncarry * 8) >> 20,
         (long long)w, (long long)h, c->planes);
@@ -512,7 +604,7 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
     goto out;
   }
   if (cudaMemset(din, 0, plane * (size_t)kp * 2) != cudaSuccess || cudaMemset(dcarry, 0, ncarry * 8) != cudaSuccess ||
-      cudaMemset(dticket, 0, 2 * sizeof *dticket) != cudaSuccess) {
+      cudaMemset(dticket, 0, 3 * sizeof *dticket) != cudaSuccess) {
     r = HT_CUDA_ERR_GPU;
     say(msg, n, "GPU memory could not be cleared: %s", cudaGetErrorString(cudaGetLastError()));
     goto out;
@@ -524,6 +616,7 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
   a.carry = dcarry;
   a.ticket = dticket;
   a.fault = dticket + 1;
+  a.big = dticket + 2;
   {
     /* 2 warps a multiprocessor (HT_CUDA_PD_WPS: benchmarks) */
     const char *env = getenv("HT_CUDA_PD_WPS");
@@ -533,16 +626,31 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     cudaEventRecord(e0);
-    cudaError_t le;
-    switch (box) {
-    case 0: le = launch_p<1, 1, 1>(a, kp, d->prop.multiProcessorCount, wps); break;
-    case 1: le = launch_p<2, 2, 2>(a, kp, d->prop.multiProcessorCount, wps); break;
-    default: le = launch_p<4, 4, 3>(a, kp, d->prop.multiProcessorCount, wps); break;
+    cudaError_t le = cudaSuccess;
+    int flags[2] = { 0, 0 }; /* fault, big */
+    bool again = false;
+    /* 32-bit terms first; where an error reached 2^18, the launch again
+     * with 64-bit ones, from cleared carried rows (their tags repeat) */
+    for (int wide = 0; wide < 2 && le == cudaSuccess && (wide == 0 || flags[1]); wide++) {
+      again = wide != 0;
+      if (wide && (cudaMemset(dcarry, 0, ncarry * 8) != cudaSuccess ||
+                   cudaMemset(dticket, 0, 3 * sizeof *dticket) != cudaSuccess)) {
+        le = cudaGetLastError();
+        break;
+      }
+      switch (box) {
+      case 0: le = launch_p<1, 1, 1>(a, kp, d->prop.multiProcessorCount, wps, wide != 0); break;
+      case 1: le = launch_p<2, 2, 2>(a, kp, d->prop.multiProcessorCount, wps, wide != 0); break;
+      default: le = launch_p<4, 4, 3>(a, kp, d->prop.multiProcessorCount, wps, wide != 0); break;
+      }
+      if (le == cudaSuccess && cudaMemcpy(flags, dticket + 1, sizeof flags, cudaMemcpyDeviceToHost) != cudaSuccess)
+        le = cudaGetLastError();
     }
     cudaEventRecord(e1);
-    int fault = 0;
-    if (le != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess || cudaGetLastError() != cudaSuccess ||
-        cudaMemcpy(&fault, dticket + 1, sizeof fault, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (again && getenv("HT_CUDA_PD_TRACE"))
+      fprintf(stderr, "gpu-pd: an error reached 2^18, launched again with 64-bit terms\n");
+    const int fault = flags[0];
+    if (le != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess || cudaGetLastError() != cudaSuccess) {
       r = HT_CUDA_ERR_GPU;
       say(msg, n, "the plane-dependent kernel failed: %s",
           cudaGetErrorString(le != cudaSuccess ? le : cudaGetLastError()));

@@ -3,7 +3,9 @@
  * core/color/pd.c, itself tested against an independent reference in
  * tests/core/test-color.c): the same bits for
  * RGB and CMYK, levels 2/3/16, several filters, weights 0/0.2/0.5,
- * randomisation 0/1, awkward shapes. Exits 77 where no GPU is usable.
+ * randomisation 0/1, awkward shapes, and errors that outgrow the kernel's
+ * 32-bit terms (its launch again with 64-bit ones). Exits 77 where no GPU
+ * is usable.
  *
  * usage: test-color-gpu [check | bench W H [gpu]] (bench: the times of
  * gray wavefront, gray gpu-fast, RGB pd-threads and RGB gpu-pd on one
@@ -67,8 +69,9 @@ static int check(ht_context *ctx)
   const int lv[3] = { 2, 3, 16 };
   const double ws[3] = { 0, 0.2, 0.5 };
   int runs = 0;
-  for (int k = 0; k < 46; k++) {
-    const int64_t w = shapes[k % 5][0], h = shapes[k % 5][1];
+  for (int k = 0; k < 48; k++) {
+    const int si = k >= 46 ? 3 + k % 2 : k % 5;
+    const int64_t w = shapes[si][0], h = shapes[si][1];
     uint8_t *in = make_rgb(w, h, (uint64_t)k + 1);
     ht_params p;
     ht_params_init(&p);
@@ -93,7 +96,26 @@ static int check(ht_context *ctx)
       channels = 1 + k % 2;
       p.color = HT_COLOR_PLANE_DEPENDENT;
     }
-    if (k >= 44) { /* the benchmark's run: RGB, Floyd-Steinberg, binary, 0.2, randomised */
+    if (k >= 46) {
+      /* plane 1 takes all of planes 0's and 2's errors, each nearly half
+       * of full scale and positive (inputs just below the midpoint), on a
+       * white green plane: its error grows by about 2^17 a row, past 2^18,
+       * where the kernel's 32-bit terms stop being exact */
+      p.filter = *ht_filter_by_name(k == 46 ? "floyd-steinberg" : "jarvis-judice-ninke");
+      p.color = HT_COLOR_PLANE_DEPENDENT;
+      p.levels = 2;
+      p.plane_levels[1] = 0;
+      for (int j = 0; j < 4; j++)
+        p.plane_weights.forward[j] = p.plane_weights.backward[j] = 0;
+      p.plane_weights.forward[0] = 1;
+      p.plane_weights.backward[2] = 1;
+      p.randomize = 0;
+      for (int64_t i = 0; i < w * h; i++) {
+        in[i * 3] = (uint8_t)(120 + i % 8);
+        in[i * 3 + 1] = 255;
+        in[i * 3 + 2] = (uint8_t)(127 - i % 5);
+      }
+    } else if (k >= 44) { /* the benchmark's run: RGB, Floyd-Steinberg, binary, 0.2, randomised */
       p.filter = *ht_filter_by_name("floyd-steinberg");
       p.color = HT_COLOR_PLANE_DEPENDENT;
       p.levels = 2;
