@@ -92,7 +92,7 @@ struct ht_pdd {
   bool binary;      /* every plane two levels */
   bool fs;          /* Floyd-Steinberg's weights */
   bool same;        /* the middle planes' two inter-plane weights equal */
-  bool bytes_in;    /* rows[p] read byte p of 8-bit pixels (not cmyk) */
+  bool bytes_in;    /* rows[p] read byte p of 8-bit pixels (cmyk: R, G, B) */
   bool bytes_out;   /* rows[p] write byte p of 8-bit pixels */
   size_t ss;        /* stride of a set's plane rows */
   int32_t *sets;    /* ring x P rows of ss: a band's last row, r */
@@ -301,8 +301,8 @@ static void bytes_in_masks(int ch, uint8_t m[HT_PD_MAX_PLANES][32])
  * image: each row's 8 pixels are two 16-byte loads (the second from
  * pixel 4; 3-channel rows read 4 bytes past pixel 7, so the caller keeps
  * two pixels of the row after it), shuffled into planes, then turned. */
-AI AVX2 void tile_in(const int P, const ht_pdd *S, pdd_tile *t, int64_t y0, int64_t i0, int kv, int c,
-                     const __m256i *mk)
+AI AVX2 void tile_in(const int P, const bool CMYK, const ht_pdd *S, pdd_tile *t, int64_t y0, int64_t i0, int kv,
+                     int c, const __m256i *mk)
 {
   const ht_rows *r0 = &S->cj->rows[0];
   const size_t ch = (size_t)r0->in_channels;
@@ -312,6 +312,20 @@ AI AVX2 void tile_in(const int P, const ht_pdd *S, pdd_tile *t, int64_t y0, int6
     const uint8_t *s = r0->in + (size_t)(y0 + j) * r0->in_stride + (size_t)(i0 + c - 2 * j) * ch;
     const __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)s)),
                                               _mm_loadu_si128((const __m128i *)(const void *)(s + 4 * ch)), 1);
+    if (CMYK) { /* ht_pd_cmyk on 8 pixels; min * black + 32768 < 2^32: exact unsigned */
+      const __m256i one = _mm256_set1_epi32(HT_FX_ONE);
+      const __m256i cc = _mm256_sub_epi32(one, _mm256_shuffle_epi8(x, mk[0]));
+      const __m256i mm = _mm256_sub_epi32(one, _mm256_shuffle_epi8(x, mk[1]));
+      const __m256i yy = _mm256_sub_epi32(one, _mm256_shuffle_epi8(x, mk[2]));
+      const __m256i mn = _mm256_min_epi32(_mm256_min_epi32(cc, mm), yy);
+      const __m256i k = _mm256_srli_epi32(
+          _mm256_add_epi32(_mm256_mullo_epi32(mn, _mm256_set1_epi32(S->cj->black)), _mm256_set1_epi32(32768)), 16);
+      v[0][l] = _mm256_sub_epi32(cc, k);
+      v[1][l] = _mm256_sub_epi32(mm, k);
+      v[2][l] = _mm256_sub_epi32(yy, k);
+      v[3][l] = k;
+      continue;
+    }
     for (int p = 0; p < P; p++)
       v[p][l] = _mm256_shuffle_epi8(x, mk[p]);
   }
@@ -356,10 +370,12 @@ static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile 
       for (int c = 0; c < K; c += 8) {
         const int64_t xlo = i0 + c - 2 * (8 * kv + 7), xhi = i0 + c - 16 * kv; /* rows 8 kv + 7 and 8 kv */
         if (ch <= 4 && 8 * kv + 7 < g && xlo >= 0 && xhi + 8 + over <= w) {
-          if (P == 3)
-            tile_in(3, S, t, y0, i0, kv, c, mk);
+          if (S->cj->cmyk)
+            tile_in(4, true, S, t, y0, i0, kv, c, mk);
+          else if (P == 3)
+            tile_in(3, false, S, t, y0, i0, kv, c, mk);
           else
-            tile_in(4, S, t, y0, i0, kv, c, mk);
+            tile_in(4, false, S, t, y0, i0, kv, c, mk);
           continue;
         }
         for (int p = 0; p < P; p++) /* zeros outside the image */
@@ -368,9 +384,14 @@ static __attribute__((noinline)) AVX2 void load_block(const ht_pdd *S, pdd_tile 
         for (int j = 8 * kv; j < 8 * kv + 8 && j < g; j++) {
           const int64_t x0 = i0 + c - 2 * j, qa = x0 < 0 ? -x0 : 0, qb = w - x0 < 8 ? w - x0 : 8;
           const uint8_t *row = r0->in + (size_t)(y0 + j) * r0->in_stride;
-          for (int64_t q = qa; q < qb; q++)
+          for (int64_t q = qa; q < qb; q++) {
+            const uint8_t *px = row + (size_t)(x0 + q) * ch;
+            int32_t o[HT_PD_MAX_PLANES];
+            if (S->cj->cmyk)
+              ht_pd_cmyk(ht_fx_from_u8(px[0]), ht_fx_from_u8(px[1]), ht_fx_from_u8(px[2]), S->cj->black, o);
             for (int p = 0; p < P; p++)
-              t->in[p][c + q][j] = ht_fx_from_u8(row[(size_t)(x0 + q) * ch + (size_t)p]);
+              t->in[p][c + q][j] = S->cj->cmyk ? o[p] : ht_fx_from_u8(px[p]);
+          }
         }
       }
     return;
@@ -647,9 +668,10 @@ ht_pdd *ht_pd_diagonal_new(ht_job *job, int T)
   S->bytes_in = S->bytes_out = true;
   for (int p = 0; p < P; p++) {
     const ht_rows *r = &cj->rows[p];
-    S->bytes_in = S->bytes_in && !cj->cmyk && r->in_format == HT_FORMAT_U8 && r->in_channel == p &&
-                  r->in == cj->rows[0].in && r->in_stride == cj->rows[0].in_stride &&
-                  r->in_channels == cj->rows[0].in_channels;
+    /* cmyk: rows 0..2 read R, G, B, separated on the way in (row 3 reads nothing) */
+    S->bytes_in = S->bytes_in && (p == 3 && cj->cmyk ? true : r->in_format == HT_FORMAT_U8 && r->in_channel == p &&
+                                  r->in == cj->rows[0].in && r->in_stride == cj->rows[0].in_stride &&
+                                  r->in_channels == cj->rows[0].in_channels);
     S->bytes_out = S->bytes_out && r->out_format == HT_FORMAT_U8 && r->out_channel == p &&
                    r->out == cj->rows[0].out && r->out_stride == cj->rows[0].out_stride &&
                    r->out_channels == cj->rows[0].out_channels;
