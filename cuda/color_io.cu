@@ -78,12 +78,18 @@ struct stripes {
     int64_t r = (int64_t)(STRIPE_BYTES / (row_bytes ? row_bytes : 1));
     r = r > h ? h : r;
     rows = (int)(r < 1 ? 1 : r > 65535 ? 65535 : r); /* a grid's y extent */
+    /* The streams do not wait for the default stream by themselves, and
+     * the caller's work there (clearing the planes, the scan) must come
+     * first: both wait for an event recorded behind it. */
+    if (!ce.check(cudaEventCreate(&e0), "cudaEventCreate") || !ce.check(cudaEventCreate(&e1), "cudaEventCreate") ||
+        !ce.check(cudaEventRecord(e0, cudaStreamLegacy), "cudaEventRecord"))
+      return false;
     for (int k = 0; k < 2; k++)
       if (!ce.check(cudaStreamCreateWithFlags(&st[k], cudaStreamNonBlocking), "cudaStreamCreate") ||
+          !ce.check(cudaStreamWaitEvent(st[k], e0, 0), "cudaStreamWaitEvent") ||
           !ce.check(cudaMalloc(&buf[k], row_bytes * (size_t)rows), "cudaMalloc (stripe)"))
         return false;
-    return ce.check(cudaEventCreate(&e0), "cudaEventCreate") && ce.check(cudaEventCreate(&e1), "cudaEventCreate") &&
-           ce.check(cudaEventRecord(e0, st[0]), "cudaEventRecord");
+    return true;
   }
   /* Waits for both streams; the time since open() in ms. */
   bool finish(double *ms)
