@@ -152,11 +152,7 @@ int pd_upload(ht_cuda_color *c, uint16_t *din, size_t pitch, size_t plane, char 
     if (!s.ce.check(cudaGetLastError(), "the unpacking kernel"))
       return fail(s.ce);
   }
-  double ms = 0;
-  if (!s.finish(&ms))
-    return fail(s.ce);
-  c->upload_ms = ms;
-  return HT_CUDA_OK;
+  return s.finish(&c->upload_ms) ? HT_CUDA_OK : fail(s.ce);
 }
 
 int pd_download(ht_cuda_color *c, const uint8_t *dout, size_t pitch, size_t plane, char *msg, size_t n)
@@ -187,11 +183,7 @@ int pd_download(ht_cuda_color *c, const uint8_t *dout, size_t pitch, size_t plan
                     "the copy from the GPU"))
       return fail(s.ce);
   }
-  double ms = 0;
-  if (!s.finish(&ms))
-    return fail(s.ce);
-  c->download_ms = ms;
-  return HT_CUDA_OK;
+  return s.finish(&c->download_ms) ? HT_CUDA_OK : fail(s.ce);
 }
 
 } // namespace htcuda
