@@ -1,5 +1,5 @@
 """What the test scripts of the cli and mpi suites share: Fail and Skip,
-check, and run_case, which runs one case of a script and turns how it
+check, default_signals, and run_case, which runs one case of a script and turns how it
 ends into the exit status that `meson test` reads: 0 passed, 1 failed,
 77 skipped.
 
@@ -8,6 +8,7 @@ their own file:
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 """
+import signal
 
 SKIP = 77
 
@@ -38,3 +39,12 @@ def run_case(name, fn, *args, fails=()):
         return 1
     print("ok: %s" % name)
     return 0
+
+
+def default_signals():
+    """For subprocess.Popen's preexec_fn: SIGINT, SIGTERM and SIGHUP as the
+    system has them by default, whatever the test runner inherited (nohup
+    ignores SIGHUP, a background job SIGINT), so that a test of what a
+    signal does sends one the program can catch."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)

@@ -44,7 +44,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from cases import SKIP, Fail, Skip, check, run_case  # noqa: E402
+from cases import SKIP, Fail, Skip, check, default_signals, run_case  # noqa: E402
 from test_cli import Env, digest, expect_error  # noqa: E402
 from test_cli import write_pnm, FormatError  # noqa: E402,F401
 
@@ -436,7 +436,8 @@ def case_signals(env):
         with open(out, "wb") as f:
             f.write(b"precious")
         before = snapshot(env.dir)
-        p = subprocess.Popen([env.halftone, fifo, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = subprocess.Popen([env.halftone, fifo, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=default_signals)
         wait_for(lambda: temps(env.dir), 30, "the temporary file")  # the output is claimed first
         time.sleep(0.1)
         p.send_signal(sig)
@@ -452,7 +453,8 @@ def case_signals(env):
             os.unlink(out)
         before = snapshot(env.dir)
         p = subprocess.Popen([env.halftone, "--bench", "1000000", env.crop, out], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+                             stderr=subprocess.PIPE,
+                             preexec_fn=default_signals)
         time.sleep(0.5)
         check(p.poll() is None, "--bench 1000000 ended early")
         p.send_signal(sig)
@@ -473,7 +475,8 @@ def case_signals(env):
             f.write(b"precious")
         before = snapshot(env.dir)
         p = subprocess.Popen([env.halftone, "--levels", "256", big, out], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+                             stderr=subprocess.PIPE,
+                             preexec_fn=default_signals)
 
         def growing():
             t = temps(env.dir)

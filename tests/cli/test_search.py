@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from cases import Skip, check, run_case  # noqa: E402
+from cases import Skip, check, default_signals, run_case  # noqa: E402
 from pnm import FormatError, read_pnm, write_pnm  # noqa: E402
 
 
@@ -319,7 +319,8 @@ def case_cancel(env):
         f.write(b"precious")
     before = env.listing()
     p = subprocess.Popen([env.halftone, "--algorithm", "les", "--window", "5", img, out], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+                         stderr=subprocess.PIPE,
+                         preexec_fn=default_signals)
     time.sleep(0.7)
     check(p.poll() is None, "the search ended before the signal")
     p.send_signal(signal.SIGINT)
