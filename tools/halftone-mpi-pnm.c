@@ -182,7 +182,7 @@ bool hmpi_read_rows(MPI_File f, const hmpi_header *h, int64_t y0, int64_t nrows,
         return fail(err, n, "sample %u at pixel (%lld, %lld) exceeds maxval %u", s, (long long)(i / h->channels),
                     (long long)y, m);
       /* evenly spread 0..maxval over 0..65535, rounded to nearest */
-      o16[i] = m == 65535 ? (uint16_t)s : (uint16_t)(((uint64_t)s * 65535u + m / 2) / m);
+      o16[i] = (uint16_t)(m == 65535 ? s : ((uint64_t)s * 65535u + m / 2) / m);
     }
   }
   return true;

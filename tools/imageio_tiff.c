@@ -176,7 +176,7 @@ static void put_row(const layout *L, const uint8_t *src, int ns, int s0, uint32_
         uint16_t v16 = (uint16_t)v;
         memcpy(row + 2 * o, &v16, 2);
       } else {
-        row[o] = L->bps == 8 ? (uint8_t)v : (uint8_t)((v * 255u + maxv / 2) / maxv);
+        row[o] = (uint8_t)(L->bps == 8 ? v : (v * 255u + maxv / 2) / maxv);
       }
     }
   }
@@ -205,12 +205,12 @@ static void unassociate(const layout *L)
         memcpy(v, row + 2 * p, 2 * (size_t)L->out_ch);
         uint32_t a = v[colors];
         for (int c = 0; c < colors; c++)
-          v[c] = a ? (uint16_t)(v[c] >= a ? 65535 : ((uint32_t)v[c] * 65535 + a / 2) / a) : 0;
+          v[c] = (uint16_t)(a ? (v[c] >= a ? 65535 : ((uint32_t)v[c] * 65535 + a / 2) / a) : 0);
         memcpy(row + 2 * p, v, 2 * (size_t)L->out_ch);
       } else {
         uint32_t a = row[p + (size_t)colors];
         for (int c = 0; c < colors; c++)
-          row[p + (size_t)c] = a ? (uint8_t)(row[p + (size_t)c] >= a ? 255 : (row[p + (size_t)c] * 255u + a / 2) / a) : 0;
+          row[p + (size_t)c] = (uint8_t)(a ? (row[p + (size_t)c] >= a ? 255 : (row[p + (size_t)c] * 255u + a / 2) / a) : 0);
       }
     }
   }
