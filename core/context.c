@@ -4,6 +4,7 @@
 #include "color/color.h"
 #include "cost.h"
 #include "cuda_loader.h"
+#include "describe.h"
 #include "filter.h"
 #include "image.h"
 #include "impl.h"
@@ -36,40 +37,21 @@ void ht_params_init(ht_params *p)
   if (!p)
     return;
   memset(p, 0, sizeof *p);
-  p->filter = *ht_filter_builtin(HT_FILTER_FLOYD_STEINBERG);
-  p->levels = 2;
-  p->scan = HT_SCAN_RASTER;
-  p->color = HT_COLOR_LUMA;
-  p->alpha = false;
   p->variant = HT_VARIANT_AUTO;
-  p->method = HT_METHOD_ERROR_DIFFUSION;
-  p->seed = 0;
-  p->eye.sigma = 1.0;
-  p->eye.radius = 3;
-  p->window = 4;
-  p->init = HT_INIT_FLOYD_STEINBERG;
-  p->schedule = HT_SCHEDULE_PARALLEL;
-  p->max_rounds = 0;
-  p->randomize = 0.0;
-  p->black = 1.0;
+  p->alpha = false;
+  ht_params_defaults(p); /* the description's defaults (describe.c) */
 }
 
 ht_status ht_params_set_algorithm(ht_params *p, int algorithm)
 {
   if (!p)
     return HT_ERR_INVALID_ARGUMENT;
-  switch (algorithm) {
-  case HT_ALGORITHM_LES: p->method = HT_METHOD_LES; return HT_OK;
-  case HT_ALGORITHM_PES: p->method = HT_METHOD_PES; return HT_OK;
-  case HT_ALGORITHM_DBS: p->method = HT_METHOD_DBS; return HT_OK;
-  case HT_FILTER_CUSTOM: p->method = HT_METHOD_ERROR_DIFFUSION; return HT_OK;
-  default: break;
-  }
-  const ht_filter *f = algorithm >= 0 ? ht_filter_builtin((ht_filter_id)algorithm) : NULL;
-  if (!f)
+  const int method = ht_algorithm_method(algorithm);
+  if (method < 0)
     return HT_ERR_INVALID_ARGUMENT;
-  p->method = HT_METHOD_ERROR_DIFFUSION;
-  p->filter = *f;
+  p->method = (ht_method)method;
+  if (method == HT_METHOD_ERROR_DIFFUSION && algorithm != HT_FILTER_CUSTOM)
+    p->filter = *ht_filter_builtin((ht_filter_id)algorithm);
   return HT_OK;
 }
 
@@ -77,14 +59,8 @@ int ht_params_algorithm(const ht_params *p)
 {
   if (!p)
     return -1;
-  switch (p->method) {
-  case HT_METHOD_LES: return HT_ALGORITHM_LES;
-  case HT_METHOD_PES: return HT_ALGORITHM_PES;
-  case HT_METHOD_DBS: return HT_ALGORITHM_DBS;
-  case HT_METHOD_ERROR_DIFFUSION: break;
-  case HT_METHOD_PLANE_DEPENDENT: break;
-  }
-  return (int)p->filter.id;
+  const method_row *r = ht_method_row(p->method);
+  return r && r->algorithm >= 0 ? r->algorithm : (int)p->filter.id;
 }
 
 ht_context *ht_context_new(void)
@@ -154,43 +130,63 @@ static int plane_levels(const ht_params *p, int plane)
   return plane < HT_MAX_PLANES && p->plane_levels[plane] ? p->plane_levels[plane] : p->levels;
 }
 
-static bool weight_ok(double w) { return w >= 0.0 && w <= 1.0; } /* false for NaN too */
+static unsigned caps_of(ht_method m)
+{
+  const method_row *r = ht_method_row(m);
+  return r ? r->caps : 0;
+}
 
-static bool is_search(ht_method m) { return m == HT_METHOD_LES || m == HT_METHOD_PES || m == HT_METHOD_DBS; }
+static bool is_search(ht_method m) { return caps_of(m) & HT_MCAP_SEARCH; }
 
 /* The colour modes whose planes run together (core/color/). */
 static bool is_coupled(ht_color_mode c) { return c == HT_COLOR_PLANE_DEPENDENT || c == HT_COLOR_CMYK; }
 
-/* What plane-dependent colour error diffusion needs (docs/color.md). */
-static ht_status check_color(ht_context *ctx, const ht_params *p)
+/* The colour modes of `colors` (bit 1 << mode) as "a or b". */
+static void color_names(unsigned colors, char *buf, size_t size)
 {
-  if (!weight_ok(p->randomize))
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "randomize must be 0..1, got %g", p->randomize);
-  if (!weight_ok(p->black))
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "black generation must be 0..1, got %g", p->black);
+  int n = 0, total = 0;
+  const ht_choice *c = ht_choices(HT_LIST_COLOR_MODES, &n);
+  for (int i = 0; i < n; i++)
+    total += (colors >> c[i].value) & 1u;
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0, k = 0; i < n && len < size; i++)
+    if ((colors >> c[i].value) & 1u) {
+      int w = snprintf(buf + len, size - len, "%s%s", k == 0 ? "" : k == total - 1 ? " or " : ", ", c[i].name);
+      if (w < 0)
+        break;
+      len += (size_t)w;
+      k++;
+    }
+}
+
+/* What plane-dependent colour error diffusion needs (docs/color.md), and
+ * whether the method takes the colour mode. */
+static ht_status check_color(ht_context *ctx, const ht_params *p, const method_row *r)
+{
   bool coupled = p->randomize != 0.0;
   for (int i = 0; i < HT_MAX_PLANES; i++) {
-    if (!weight_ok(p->plane_weights.forward[i]) || !weight_ok(p->plane_weights.backward[i]))
-      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "inter-plane weights of plane %d must be 0..1, got %g and %g", i + 1,
-                  p->plane_weights.forward[i], p->plane_weights.backward[i]);
     if (ht_pd_q12(p->plane_weights.forward[i]) + ht_pd_q12(p->plane_weights.backward[i]) > HT_Q_ONE)
       return fail(ctx, HT_ERR_INVALID_ARGUMENT, "inter-plane weights of plane %d: forward %g and backward %g add up "
                   "to more than 1 (the filter takes what they leave)", i + 1, p->plane_weights.forward[i],
                   p->plane_weights.backward[i]);
     coupled |= p->plane_weights.forward[i] != 0.0 || p->plane_weights.backward[i] != 0.0;
   }
+  const char *mode = ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name;
   if (is_coupled(p->color)) {
-    if (p->method != HT_METHOD_ERROR_DIFFUSION && p->method != HT_METHOD_PLANE_DEPENDENT)
+    if (p->method != HT_METHOD_ERROR_DIFFUSION && !(r->caps & HT_MCAP_COUPLED))
       return fail(ctx, HT_ERR_UNSUPPORTED, "colour mode %s is plane-dependent error diffusion; %s runs each plane on "
-                  "its own (use --color per-channel)", ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name,
-                  ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name);
+                  "its own (use --color per-channel)", mode, r->choice.name);
     return HT_OK;
   }
-  if (p->method == HT_METHOD_PLANE_DEPENDENT)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "method plane-dependent needs colour mode plane-dependent or cmyk");
+  if (!(r->colors & (1u << p->color))) {
+    char names[128];
+    color_names(r->colors, names, sizeof names);
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "method %s needs colour mode %s", r->choice.name, names);
+  }
   if (coupled)
     return fail(ctx, HT_ERR_UNSUPPORTED, "inter-plane weights and randomize need colour mode plane-dependent or "
-                "cmyk; %s runs each plane on its own", ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name);
+                "cmyk; %s runs each plane on its own", mode);
   return HT_OK;
 }
 
@@ -210,64 +206,49 @@ static void color_job_init(const ht_params *p, int planes, bool cmyk, ht_color_j
   }
 }
 
-/* The search methods' fields (checked whatever the method, as ht_params_init
- * sets them all), and what a search method cannot do. */
-static ht_status check_search(ht_context *ctx, const ht_params *p)
+/* What a method cannot do, from its capabilities (describe.c). */
+static ht_status check_method(ht_context *ctx, const ht_params *p, const method_row *r)
 {
-  if (p->window < 1 || p->window > HT_SEARCH_WINDOW_MAX)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "window must be 1..%d (the side m of the m x m windows of les and pes), "
-                "got %d", HT_SEARCH_WINDOW_MAX, p->window);
-  if ((int)p->init < 0 || p->init > HT_INIT_FLOYD_STEINBERG)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown initial image %d (random or floyd-steinberg)", (int)p->init);
-  if ((int)p->schedule < 0 || p->schedule > HT_SCHEDULE_RASTER)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown schedule %d (parallel or raster)", (int)p->schedule);
-  if (p->max_rounds < 0)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "max_rounds must be 0 (until a round changes nothing) or more, got %d",
-                p->max_rounds);
-  if (!is_search(p->method))
-    return HT_OK;
-  const char *name = ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name;
-  if (p->levels != 2)
-    return fail(ctx, HT_ERR_UNSUPPORTED, "%s gives binary output only (levels 2), got levels %d", name, p->levels);
-  for (int i = 0; i < HT_MAX_PLANES; i++)
-    if (plane_levels(p, i) != 2)
-      return fail(ctx, HT_ERR_UNSUPPORTED, "%s gives binary output only (levels 2), got %d levels for plane %d", name,
-                  plane_levels(p, i), i + 1);
-  if (p->scan != HT_SCAN_RASTER)
-    return fail(ctx, HT_ERR_UNSUPPORTED, "%s visits its windows in raster order or in blocks; the serpentine scan "
+  const char *name = r->choice.name;
+  if (!(r->caps & HT_MCAP_LEVELS))
+    for (int i = 0; i < HT_MAX_PLANES; i++)
+      if (plane_levels(p, i) != 2)
+        return i == 0 || p->levels != 2
+                 ? fail(ctx, HT_ERR_UNSUPPORTED, "%s gives binary output only (levels 2), got levels %d", name,
+                        p->levels)
+                 : fail(ctx, HT_ERR_UNSUPPORTED, "%s gives binary output only (levels 2), got %d levels for plane %d",
+                        name, plane_levels(p, i), i + 1);
+  if (p->scan != HT_SCAN_RASTER && !(r->caps & HT_MCAP_SERPENTINE))
+    return fail(ctx, HT_ERR_UNSUPPORTED, "%s has no scan order a serpentine could change; the serpentine scan "
                 "does not apply", name);
-  if (p->schedule == HT_SCHEDULE_RASTER && ctx->threads > 1)
+  if ((r->caps & HT_MCAP_SEARCH) && p->schedule == HT_SCHEDULE_RASTER && ctx->threads > 1)
     return fail(ctx, HT_ERR_UNSUPPORTED, "the raster schedule of %s is sequential by definition (the paper's CPU "
                 "reference); %d threads were asked for: use 1 or 0, or the parallel schedule", name, ctx->threads);
   return HT_OK;
 }
 
-/* Everything about the parameters that needs no image. */
+/* Everything about the parameters that needs no image: the ranges of
+ * the description (describe.c), then what goes together. */
 static ht_status check_params(ht_context *ctx, const ht_params *p)
 {
-  if (p->levels < 2 || p->levels > 256)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "levels must be 2..256, got %d", p->levels);
-  for (int i = 0; i < HT_MAX_PLANES; i++)
-    if (p->plane_levels[i] != 0 && (p->plane_levels[i] < 2 || p->plane_levels[i] > 256))
-      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "levels of plane %d must be 2..256 (or 0 for the common levels), got %d",
-                  i + 1, p->plane_levels[i]);
-  if ((int)p->scan < 0 || p->scan > HT_SCAN_SERPENTINE)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown scan %d", (int)p->scan);
-  if ((int)p->color < 0 || p->color > HT_COLOR_CMYK)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown colour mode %d", (int)p->color);
-  if (!ht_choice_by_value(HT_LIST_METHODS, (int)p->method))
+  const method_row *r = ht_method_row(p->method);
+  if (!r)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown method %d", (int)p->method);
+  if (ht_params_check_ranges(p, ctx->msg, HT_MSG_MAX) != HT_OK)
+    return HT_ERR_INVALID_ARGUMENT;
+  const ht_param *lv = ht_param_info(HT_PARAM_LEVELS);
+  for (int i = 0; i < HT_MAX_PLANES; i++)
+    if (p->plane_levels[i] != 0 && (p->plane_levels[i] < lv->min || p->plane_levels[i] > lv->max))
+      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "levels of plane %d must be %g..%g (or 0 for the common levels), got "
+                  "%d", i + 1, lv->min, lv->max, p->plane_levels[i]);
   if (p->variant != HT_VARIANT_AUTO && !ht_impl_of(p->variant))
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown variant %d", (int)p->variant);
-  if (!(p->eye.sigma >= 0.25 && p->eye.sigma <= 4.0) || p->eye.radius < 1 || p->eye.radius > HT_EYE_MAX_RADIUS)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "eye model: sigma must be 0.25..4 and radius 1..%d, got %g and %d",
-                HT_EYE_MAX_RADIUS, p->eye.sigma, p->eye.radius);
-  ht_status cs = check_color(ctx, p);
+  ht_status cs = check_color(ctx, p, r);
   if (cs != HT_OK)
     return cs;
   if (!ht_filter_check(&p->filter, ctx->msg))
     return HT_ERR_BAD_COEFFICIENTS;
-  return check_search(ctx, p);
+  return check_method(ctx, p, r);
 }
 
 static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
@@ -282,6 +263,7 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
   job->levels = p->levels;
   job->scan = p->scan;
   job->seed = p->seed;
+  job->params = p;
   job->threads = ctx->threads > 0 ? ctx->threads : ht_online_cores();
   if (is_search(p->method)) {
     ht_eye_init(&job->eye, &p->eye); /* check_params checked the eye */
@@ -468,23 +450,18 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
   if (in->width != out->width || in->height != out->height)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output is %lldx%lld but input is %lldx%lld",
                 (long long)out->width, (long long)out->height, (long long)in->width, (long long)in->height);
-  int alpha = p->alpha ? 1 : 0;
-  int colors = in->channels - alpha;
-  if (colors < 1)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "input has an alpha channel only");
   if ((int)p->color < 0 || p->color > HT_COLOR_CMYK)
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "unknown colour mode %d", (int)p->color);
-  bool luma = p->color == HT_COLOR_LUMA && colors >= 3;
-  const bool cmyk = p->color == HT_COLOR_CMYK;
-  if (cmyk && colors != 3)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "colour mode cmyk separates RGB input; the input has %d colour "
-                "channel(s)", colors);
-  int planes = luma ? 1 : cmyk ? 4 : colors;
-  if (p->color == HT_COLOR_LUMA && colors == 2)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "input has 2 channels: set alpha for gray+alpha");
-  int want = planes + (alpha && out->format != HT_FORMAT_BIT1 ? 1 : 0);
-  if (out->channels != want)
-    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output needs %d channel(s), has %d", want, out->channels);
+  ht_layout layout;
+  if (ht_output_layout(p, in->channels, out->format == HT_FORMAT_BIT1, &layout) != HT_OK)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "%s", layout.why);
+  const int alpha = p->alpha ? 1 : 0;
+  const int colors = in->channels - alpha;
+  const bool luma = p->color == HT_COLOR_LUMA && colors >= 3;
+  const bool cmyk = layout.inks;
+  int planes = layout.planes;
+  if (out->channels != layout.channels)
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output needs %d channel(s), has %d", layout.channels, out->channels);
   if (out->format == HT_FORMAT_BIT1 && (planes != 1 || plane_levels(p, 0) != 2))
     return fail(ctx, HT_ERR_INVALID_ARGUMENT, "1-bit output needs levels 2 and a single plane");
   if (stream && planes != 1)
@@ -499,9 +476,9 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
   if (band && is_coupled(p->color))
     return fail(ctx, HT_ERR_UNSUPPORTED, "colour mode %s runs the planes of the whole image together; it cannot run "
                 "as a band", ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name);
-  if (band && is_search(p->method) && ht_choice_by_value(HT_LIST_METHODS, (int)p->method))
-    return fail(ctx, HT_ERR_UNSUPPORTED, "%s searches the whole plane at once; it cannot run as a band",
-                ht_choice_by_value(HT_LIST_METHODS, (int)p->method)->name);
+  if (band && !(caps_of(p->method) & HT_MCAP_BANDS) && ht_method_row(p->method))
+    return fail(ctx, HT_ERR_UNSUPPORTED, is_search(p->method) ? "%s searches the whole plane at once; it cannot run "
+                "as a band" : "%s cannot run as a band", ht_method_row(p->method)->choice.name);
   ht_job job;
   s = prepare_job(ctx, p, &job);
   if (s != HT_OK)
@@ -546,6 +523,26 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
   if (ctx->progress)
     ctx->progress(1.0, ctx->progress_user);
   return HT_OK;
+}
+
+ht_status ht_check_or_cpu(ht_context *ctx, const ht_params *p, ht_backend *backend)
+{
+  if (!ctx || !backend)
+    return HT_ERR_INVALID_ARGUMENT;
+  const ht_backend asked = ctx->backend;
+  *backend = asked;
+  ht_status s = ht_check(ctx, p);
+  if (s != HT_ERR_UNSUPPORTED || asked != HT_BACKEND_CUDA)
+    return s;
+  char refusal[HT_MSG_MAX];
+  memcpy(refusal, ctx->msg, sizeof refusal);
+  ctx->backend = HT_BACKEND_CPU;
+  s = ht_check(ctx, p);
+  ctx->backend = asked;
+  if (s == HT_OK)
+    *backend = HT_BACKEND_CPU;
+  memcpy(ctx->msg, refusal, sizeof ctx->msg); /* what cuda refused: the note, or the refusal */
+  return s == HT_OK ? HT_OK : HT_ERR_UNSUPPORTED;
 }
 
 ht_status ht_run(ht_context *ctx, const ht_image *in, ht_image *out, const ht_params *p)

@@ -210,6 +210,8 @@ typedef enum {
   /* Plane-dependent colour error diffusion (core/color/, docs/color.md) */
   HT_VARIANT_PD_CPU = 11, /* the sequential reference; serpentine too   */
   HT_VARIANT_PD_THREADS,  /* threaded k-delay scan of the rows          */
+  /* Ordered dithering (core/ordered/) */
+  HT_VARIANT_BAYER_CPU,   /* Bayer's matrix, rows on the context's threads */
   /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
   HT_VARIANT_GPU_FIRST = 16,
   HT_VARIANT_GPU_FAST = HT_VARIANT_GPU_FIRST, /* ours: a warp per band of
@@ -286,6 +288,10 @@ typedef enum {
                      al., Sec. 2.1; docs/color.md). What error diffusion
                      becomes under the colour modes plane-dependent and
                      cmyk; it may also be set here, with one of them   */
+  HT_METHOD_BAYER, /* ordered dithering with a Bayer matrix of side
+                     ht_params.mask_size (Bayer 1973): each pixel against
+                     its own threshold, no error carried; any levels,
+                     every plane on its own (core/ordered/)            */
 } ht_method;
 
 #define HT_MAX_PLANES 4
@@ -380,6 +386,11 @@ typedef struct {
   double black;           /* 0..1, default 1: the share of the common
                              part of C, M, Y that the cmyk mode moves to
                              K (black generation, docs/color.md)          */
+  /* Fields below are added with the methods that use them; the
+   * description (ht_param_info) gives each its range and default, which
+   * ht_params_init sets. */
+  int mask_size;          /* the side of the bayer method's matrix, a
+                             power of two 2..256, default 8              */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -546,6 +557,7 @@ typedef enum {
 #define HT_ALGORITHM_LES 64
 #define HT_ALGORITHM_PES 65
 #define HT_ALGORITHM_DBS 66
+#define HT_ALGORITHM_BAYER 67
 
 typedef struct {
   int value;          /* the enum value                                    */
@@ -562,6 +574,185 @@ HT_API const ht_choice *ht_choices(ht_list list, int *count);
 /* The entry named `name`, or the one of value `value`; NULL if none. */
 HT_API const ht_choice *ht_choice_by_name(ht_list list, const char *name);
 HT_API const ht_choice *ht_choice_by_value(ht_list list, int value);
+
+/* ------------------------------------------- the description of methods
+ *                                                and their parameters
+ *
+ * Every parameter a front end shows is described here once: its name
+ * (the CLI's long option and the GEGL op's property), type, range,
+ * default, label and help, and which methods and colour modes use it;
+ * every method with its capabilities. The CLI's options and --help, the
+ * op's properties and their visibility, the GIMP 2.10 dialog and its PDB
+ * arguments are made from this description, and ht_check validates
+ * against it, so that a new method or parameter is a row here and
+ * nothing in the front ends. */
+
+typedef enum {
+  HT_PARAM_ALGORITHM = 0, /* HT_LIST_ALGORITHMS: a filter or a method    */
+  HT_PARAM_COEFFICIENTS,  /* the custom filter, docs/coefficients.md     */
+  HT_PARAM_LEVELS,
+  HT_PARAM_SERPENTINE,
+  HT_PARAM_COLOR,
+  HT_PARAM_INTERPLANE_FORWARD,
+  HT_PARAM_INTERPLANE_BACKWARD,
+  HT_PARAM_RANDOMIZE,
+  HT_PARAM_BLACK,
+  HT_PARAM_WINDOW,
+  HT_PARAM_SIGMA,
+  HT_PARAM_EYE_RADIUS,
+  HT_PARAM_INIT,
+  HT_PARAM_SCHEDULE,
+  HT_PARAM_MAX_ROUNDS,
+  HT_PARAM_SEED,
+  HT_PARAM_MASK_SIZE,
+  HT_PARAM_BACKEND,       /* the context's (ht_context_set_backend)      */
+  HT_PARAM_THREADS,       /* the context's (ht_context_set_threads)      */
+  HT_PARAM_COUNT
+} ht_param_id;
+
+typedef enum {
+  HT_TYPE_INT = 0, /* a whole number in min..max                          */
+  HT_TYPE_NUMBER,  /* a real number in min..max, `digits` decimals shown  */
+  HT_TYPE_BOOL,    /* a switch, default 0 or 1                            */
+  HT_TYPE_CHOICE,  /* a value of `list`                                   */
+  HT_TYPE_TEXT,    /* a string                                            */
+  HT_TYPE_SEED,    /* a whole number 0..2^64 - 1                          */
+} ht_param_type;
+
+/* Where a dialog puts a parameter, in this order. */
+typedef enum {
+  HT_GROUP_ALGORITHM = 0, /* the algorithm and what only it uses        */
+  HT_GROUP_OUTPUT,        /* levels and the scan                        */
+  HT_GROUP_COLOR,         /* the colour mode and its settings           */
+  HT_GROUP_ADVANCED,      /* where it runs                              */
+} ht_param_group;
+
+typedef struct {
+  const char *name;    /* kebab-case: the op's property, the GIMP PDB
+                          argument, the CLI's long option              */
+  const char *option;  /* the CLI's long option where it differs from
+                          name ("color" for color-mode), else NULL     */
+  const char *label;   /* English, for dialogs; a message id of the
+                          gegl-halftone translation domain             */
+  const char *help;    /* one English sentence: tooltips and --help    */
+  const char *metavar; /* the CLI's placeholder for the value: "N"     */
+  ht_param_type type;
+  ht_list list;        /* HT_TYPE_CHOICE: its values                   */
+  double min, max;     /* INT, NUMBER, SEED (max 2^64 - 1 as a double) */
+  double ui_min, ui_max; /* the part of min..max a slider shows        */
+  double def;          /* the default: number, choice value, 0 or 1    */
+  const char *def_text; /* HT_TYPE_TEXT: the default string            */
+  int digits;          /* NUMBER: decimals a dialog shows              */
+  ht_param_group group;
+  bool per_plane;      /* the CLI also takes one value per colour plane,
+                          "N,N,N[,N]"                                  */
+  bool context;        /* a setting of the context, not of ht_params   */
+} ht_param;
+
+/* The description of parameter `id`; NULL when out of range. */
+HT_API const ht_param *ht_param_info(ht_param_id id);
+/* The parameter named `name` (or whose CLI option is `name`), or -1. */
+HT_API int ht_param_find(const char *name);
+
+/* The capabilities of a method (ht_method_info.caps). */
+enum {
+  HT_MCAP_LEVELS = 1u << 0,     /* more than 2 output levels             */
+  HT_MCAP_SERPENTINE = 1u << 1, /* the serpentine scan                    */
+  HT_MCAP_BANDS = 1u << 2,      /* runs as bands with carried rows
+                                   (ht_run_band), so in pieces of rows  */
+  HT_MCAP_SEARCH = 1u << 3,     /* searches the whole plane against the
+                                   eye model (LES, PES, DBS): long runs  */
+  HT_MCAP_COUPLED = 1u << 4,    /* runs the colour planes together       */
+};
+
+typedef struct {
+  ht_method method;
+  int algorithm;       /* its value in HT_LIST_ALGORITHMS, or -1 where
+                          the method's algorithms are the filters      */
+  const char *name;    /* as in HT_LIST_METHODS                        */
+  unsigned caps;       /* HT_MCAP_*                                    */
+  unsigned colors;     /* the colour modes it takes, bit 1 << mode     */
+  unsigned backends;   /* the backends with an implementation of it,
+                          bit 1 << ht_backend                          */
+} ht_method_info;
+
+/* The method `m`, or NULL. */
+HT_API const ht_method_info *ht_method_describe(ht_method m);
+/* The method that a value of HT_LIST_ALGORITHMS runs, or -1. */
+HT_API int ht_algorithm_method(int algorithm);
+
+/* One condition under which a parameter is used: a run of `method`
+ * (only algorithm `algorithm` of it unless that is -1) in one of the
+ * colour modes `colors` (bit 1 << mode). A parameter is used when any of
+ * its conditions holds; HT_PARAM_ALGORITHM, _COLOR, _BACKEND and
+ * _THREADS are always used and have none. */
+typedef struct {
+  ht_method method;
+  int algorithm;
+  unsigned colors;
+} ht_param_use;
+
+#define HT_COLORS_ALL ((1u << HT_COLOR_LUMA) | (1u << HT_COLOR_PER_CHANNEL) | \
+                       (1u << HT_COLOR_PLANE_DEPENDENT) | (1u << HT_COLOR_CMYK))
+
+/* The conditions of parameter `id`, *count of them; NULL and 0 for a
+ * parameter that is always used. The array is static. */
+HT_API const ht_param_use *ht_param_uses(ht_param_id id, int *count);
+/* Whether a run of `algorithm` (HT_LIST_ALGORITHMS) in colour mode
+ * `color` uses parameter `id`: what a dialog shows. */
+HT_API bool ht_param_used(ht_param_id id, int algorithm, ht_color_mode color);
+
+/* Sets parameter `id` of `p` from text as the CLI takes it ("4", "0.2",
+ * "floyd-steinberg", "4,4,2" for a per-plane parameter, "- * 7; 3 5 1 /
+ * 16"). HT_ERR_INVALID_ARGUMENT (HT_ERR_BAD_COEFFICIENTS for a custom
+ * filter) with a one-line reason in `why` (may be NULL) when the text is
+ * not a value of the parameter; ranges are checked, combinations are
+ * ht_check's. Context parameters are refused: set them on the context. */
+HT_API ht_status ht_params_set_text(ht_params *p, ht_param_id id, const char *text, char *why, size_t why_size);
+/* Sets a number, a switch (0 or 1) or a choice's value; the same checks.
+ * A seed above 2^53 cannot be given as a double: use the text form. */
+HT_API ht_status ht_params_set_number(ht_params *p, ht_param_id id, double value, char *why, size_t why_size);
+/* The value of a number, switch or choice parameter of `p` (for
+ * HT_PARAM_ALGORITHM, ht_params_algorithm(p); for a per-plane one, the
+ * common value); NAN for text and context parameters. */
+HT_API double ht_params_get_number(const ht_params *p, ht_param_id id);
+
+/* What ht_run makes of an image of `in_channels` channels with `p`:
+ * the planes it computes and the output image's channels. */
+typedef struct {
+  int planes;        /* output planes: 1 (gray), 3 or 4                  */
+  int channels;      /* the output image's channels: planes, plus alpha
+                        where p->alpha is set (not in 1-bit output)     */
+  bool inks;         /* the planes are ink amounts (cmyk): level L-1 is
+                        full ink                                         */
+  char names[HT_MAX_PLANES + 1]; /* a letter a plane: "k" for gray, "rgb",
+                        "rgba"'s first planes, "cmyk"                   */
+  char why[160];     /* the reason when the input cannot be run        */
+} ht_layout;
+
+/* The layout for `in_channels` input channels (alpha included where
+ * p->alpha is set) and 1-bit output or not. HT_ERR_INVALID_ARGUMENT with
+ * layout->why set when the input does not fit the colour mode. */
+HT_API ht_status ht_output_layout(const ht_params *p, int in_channels, bool bit1, ht_layout *layout);
+
+/* Renders the cmyk mode's ink planes (an image of 4 channels, 5 with
+ * alpha, U8 or U16, as ht_run writes them) as the RGB light they leave on
+ * white paper: a channel is what its ink and the black ink leave, R =
+ * max - min(max, C + K); alpha is copied. `rgb` has the same size and
+ * format and 3 channels (4 with alpha). */
+HT_API ht_status ht_inks_to_rgb(const ht_image *inks, ht_image *rgb);
+
+/* Whether a run of `p` on `backend` can go as bands of rows
+ * (ht_run_band): what a front end that reads images in pieces asks
+ * before it does. */
+HT_API bool ht_params_run_in_bands(const ht_params *p, ht_backend backend);
+
+/* ht_check for a front end that prefers a result to a refusal: HT_OK
+ * and *backend the context's backend where the parameters run there;
+ * where backend cuda refuses them but the CPU takes them, HT_OK, *backend
+ * HT_BACKEND_CPU and the refusal kept in ht_context_message (a note to
+ * show); otherwise ht_check's status. The context's backend stays. */
+HT_API ht_status ht_check_or_cpu(ht_context *ctx, const ht_params *params, ht_backend *backend);
 
 /* ---------------------------------------------------------------- metrics */
 

@@ -1,5 +1,6 @@
 /* Finding and checking implementations (impl.h). */
 #include "impl.h"
+#include "describe.h"
 
 const ht_impl *ht_impl_of(ht_variant v)
 {
@@ -27,7 +28,7 @@ bool ht_impl_takes(const ht_impl *impl, const ht_job *job, char *why)
     return false;
   }
   if (job->schedule == HT_SCHEDULE_RASTER && impl->backend == HT_BACKEND_CUDA &&
-      (impl->method == HT_METHOD_LES || impl->method == HT_METHOD_PES || impl->method == HT_METHOD_DBS)) {
+      ht_method_row(impl->method) && (ht_method_row(impl->method)->caps & HT_MCAP_SEARCH)) {
     ht_set_msg(why, "the raster schedule is the search's sequential reference, on the CPU; variant %s runs the "
                     "parallel schedule (use backend cpu or auto)", impl->name);
     return false;

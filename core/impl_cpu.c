@@ -3,6 +3,7 @@
 #include "diffusion/diffusion.h"
 #include "search/search.h"
 #include "color/color.h"
+#include "ordered/ordered.h"
 
 #define N_(text) text
 
@@ -35,5 +36,8 @@ const ht_impl ht_impls_cpu[] = {
     HT_BACKEND_CPU, HT_CAP_THREADS, ht_pd_threads_run },
   { HT_VARIANT_PD_CPU, "pd", N_("Plane-dependent colour, the reference (CPU)"), HT_METHOD_PLANE_DEPENDENT,
     HT_BACKEND_CPU, HT_CAP_SERPENTINE, ht_pd_run },
+  /* Ordered dithering: rows independent, any split gives the same bits. */
+  { HT_VARIANT_BAYER_CPU, "bayer-cpu", N_("Ordered dither, Bayer matrix (CPU)"), HT_METHOD_BAYER, HT_BACKEND_CPU,
+    HT_CAP_THREADS, ht_bayer_run },
 };
 const int ht_impls_cpu_count = (int)(sizeof ht_impls_cpu / sizeof ht_impls_cpu[0]);

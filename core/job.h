@@ -34,6 +34,10 @@ struct ht_job {
    * random numbers: the run's seed and this plane's index. */
   uint64_t seed;
   int plane;
+  /* The run's parameters as the caller gave them (valid while the run
+   * lasts): a method reads its own from here (ht_params.mask_size), so
+   * that a new parameter needs no field in the job. */
+  const ht_params *params;
   /* Plane-dependent colour error diffusion (method
    * HT_METHOD_PLANE_DEPENDENT): all the planes, which its
    * implementations run together; their `rows` argument is rows[0]. */

@@ -4,6 +4,7 @@
  * filter table (filters.c) and the implementation tables (impl_*.c), so a
  * new filter or implementation appears everywhere by its row alone. */
 #include "ht-config.h"
+#include "describe.h"
 #include "filter.h"
 #include "impl.h"
 
@@ -81,18 +82,6 @@ static const ht_choice color_modes[] = {
     "RGB separated into cyan, magenta, yellow and black ink planes (black generation), run plane-dependent" },
 };
 
-static const ht_choice methods[] = {
-  { HT_METHOD_ERROR_DIFFUSION, "error-diffusion", N_("Error diffusion"),
-    "an error filter spreads each pixel's rounding error to its unprocessed neighbours" },
-  { HT_METHOD_LES, "les", N_("Local exhaustive search (LES)"),
-    "every black-and-white pattern of each m x m window, the best kept, until nothing improves; slow, the best quality" },
-  { HT_METHOD_PES, "pes", N_("Partial exhaustive search (PES)"),
-    "like LES, but only the patterns with about as many white pixels as the window has; about three times faster" },
-  { HT_METHOD_DBS, "dbs", N_("Direct binary search (DBS)"),
-    "toggles a pixel or swaps it with a neighbour wherever that brings the result nearer the original; fast" },
-  { HT_METHOD_PLANE_DEPENDENT, "plane-dependent", N_("Plane-dependent colour error diffusion"),
-    "error diffusion of all colour planes of a pixel together, with errors fed between the planes" },
-};
 
 static const ht_choice inits[] = {
   { HT_INIT_RANDOM, "random", N_("Random dither"),
@@ -126,8 +115,22 @@ static void make_variants(void)
     variants[nvariants] = (ht_choice){ ht_impls_cuda[i].variant, ht_impls_cuda[i].name, ht_impls_cuda[i].label, "" };
 }
 
-/* The filters under their ids, then the search methods (HT_ALGORITHM_*). */
-static ht_choice algorithms[HT_FILTER_COUNT_BUILTIN + 1 + 3 + 32];
+/* HT_LIST_METHODS: the method rows' choices (describe.c). */
+static ht_choice methods[16];
+static int nmethods;
+static pthread_once_t methods_once = PTHREAD_ONCE_INIT;
+
+static void make_methods(void)
+{
+  int n;
+  const method_row *r = ht_method_rows(&n);
+  for (int i = 0; i < n && nmethods < COUNT(methods); i++)
+    methods[nmethods++] = r[i].choice;
+}
+
+/* The filters under their ids, then the methods that have an algorithm
+ * value of their own (HT_ALGORITHM_*), in the order of their rows. */
+static ht_choice algorithms[64 + 16];
 static int nalgorithms;
 static pthread_once_t algorithms_once = PTHREAD_ONCE_INIT;
 
@@ -135,14 +138,14 @@ static void make_algorithms(void)
 {
   int n;
   const ht_choice *f = ht_filter_choices(&n);
-  for (int i = 0; i < n && nalgorithms < COUNT(algorithms) - 3; i++)
+  for (int i = 0; i < n && nalgorithms < 64; i++)
     algorithms[nalgorithms++] = f[i];
-  const int search[3][2] = { { HT_ALGORITHM_LES, HT_METHOD_LES }, { HT_ALGORITHM_PES, HT_METHOD_PES },
-                             { HT_ALGORITHM_DBS, HT_METHOD_DBS } };
-  for (int i = 0; i < 3; i++) {
-    algorithms[nalgorithms] = methods[search[i][1]];
-    algorithms[nalgorithms++].value = search[i][0];
-  }
+  const method_row *r = ht_method_rows(&n);
+  for (int i = 0; i < n && nalgorithms < COUNT(algorithms); i++)
+    if (r[i].algorithm >= 0) {
+      algorithms[nalgorithms] = r[i].choice;
+      algorithms[nalgorithms++].value = r[i].algorithm;
+    }
 }
 
 const ht_choice *ht_choices(ht_list list, int *count)
@@ -158,7 +161,11 @@ const ht_choice *ht_choices(ht_list list, int *count)
     break;
   case HT_LIST_BACKENDS: c = backends; n = COUNT(backends); break;
   case HT_LIST_COLOR_MODES: c = color_modes; n = COUNT(color_modes); break;
-  case HT_LIST_METHODS: c = methods; n = COUNT(methods); break;
+  case HT_LIST_METHODS:
+    pthread_once(&methods_once, make_methods);
+    c = methods;
+    n = nmethods;
+    break;
   case HT_LIST_INITS: c = inits; n = COUNT(inits); break;
   case HT_LIST_SCHEDULES: c = schedules; n = COUNT(schedules); break;
   case HT_LIST_ALGORITHMS:

@@ -32,70 +32,10 @@ int usage_error(const char *fmt, ...)
  * " 4" and "+3". */
 static bool parse_int(const char *s, long lo, long hi, int *out)
 {
-  if (!s || !*s || strspn(s, "0123456789") != strlen(s))
-    return false;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < lo || v > hi)
+  int64_t v;
+  if (!cli_parse_int64(s, lo, hi, &v))
     return false;
   *out = (int)v;
-  return true;
-}
-
-/* A seed: digits only, 0 .. 2^64 - 1. */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-  if (!s || !*s || strspn(s, "0123456789") != strlen(s))
-    return false;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end)
-    return false;
-  *out = (uint64_t)v;
-  return true;
-}
-
-/* A plain decimal number ("1", "0.8", ".5"): no sign, exponent, space,
- * hexadecimal, inf or nan, which strtod alone would take. */
-static bool parse_number(const char *s, double *out)
-{
-  if (!s || !*s || strspn(s, "0123456789.") != strlen(s) || strchr(s, '.') != strrchr(s, '.') ||
-      strspn(s, ".") == strlen(s))
-    return false;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || *end || !isfinite(v))
-    return false;
-  *out = v;
-  return true;
-}
-
-/* --levels N, or N,N,N[,N]: one value per colour plane. */
-static bool parse_levels(const char *s, options *o)
-{
-  char buf[64];
-  if (!s || strlen(s) >= sizeof buf)
-    return false;
-  strcpy(buf, s);
-  int v[HT_MAX_PLANES], n = 0;
-  for (char *tok = buf, *next; tok; tok = next) {
-    next = strchr(tok, ',');
-    if (next)
-      *next++ = '\0';
-    if (n == HT_MAX_PLANES || !parse_int(tok, 2, 256, &v[n]))
-      return false;
-    n++;
-  }
-  if (n == 2) /* no image has two colour planes */
-    return false;
-  memset(o->plane_levels, 0, sizeof o->plane_levels);
-  o->levels = v[0];
-  o->nplane_levels = n > 1 ? n : 0;
-  for (int i = 0; n > 1 && i < n; i++)
-    o->plane_levels[i] = v[i];
   return true;
 }
 
@@ -107,86 +47,97 @@ static int choice_value(ht_list list, const char *name)
   return c ? c->value : -1;
 }
 
+/* The option of parameter `id`: its CLI spelling. */
+static const char *option_of(int id)
+{
+  const ht_param *d = ht_param_info((ht_param_id)id);
+  return d->option ? d->option : d->name;
+}
 
+/* The library's refusal of a value ("levels must be ...") as the CLI
+ * says it ("--levels must be ..."). */
+static int value_error(int id, const char *why)
+{
+  const char *name = ht_param_info((ht_param_id)id)->name;
+  const size_t n = strlen(name);
+  return usage_error("--%s%s", option_of(id), strncmp(why, name, n) == 0 ? why + n : why);
+}
+
+/* getopt_long's codes: a parameter of the description is OPT_PARAM + its
+ * id; the CLI's own options come after. */
 enum {
-  OPT_SERPENTINE = CLI_OPT_OWN, OPT_COLOR, OPT_BACKEND, OPT_VARIANT, OPT_BENCH, OPT_QUIET, OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
-  OPT_WINDOW, OPT_SIGMA, OPT_EYE_RADIUS, OPT_INIT, OPT_SEED, OPT_SCHEDULE, OPT_MAX_ROUNDS,
-  OPT_INTERPLANE, OPT_RANDOMIZE, OPT_BLACK, OPT_SEPARATIONS,
+  OPT_PARAM = CLI_OPT_OWN,
+  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
+  OPT_INTERPLANE, OPT_SEPARATIONS,
 };
 
 /* Returns -1 to go on, else the exit status. */
 int parse_args(int argc, char **argv, options *o)
 {
-  static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
-    { "serpentine", no_argument, NULL, OPT_SERPENTINE },
-    { "color", required_argument, NULL, OPT_COLOR },
-    { "backend", required_argument, NULL, OPT_BACKEND },
+  static const struct option own[] = {
     { "variant", required_argument, NULL, OPT_VARIANT },
     { "bench", required_argument, NULL, OPT_BENCH },
     { "quiet", no_argument, NULL, OPT_QUIET },
     { "dpi", required_argument, NULL, OPT_DPI },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "compression", required_argument, NULL, OPT_COMPRESSION },
-    { "window", required_argument, NULL, OPT_WINDOW },
-    { "sigma", required_argument, NULL, OPT_SIGMA },
-    { "eye-radius", required_argument, NULL, OPT_EYE_RADIUS },
-    { "init", required_argument, NULL, OPT_INIT },
-    { "seed", required_argument, NULL, OPT_SEED },
-    { "schedule", required_argument, NULL, OPT_SCHEDULE },
-    { "max-rounds", required_argument, NULL, OPT_MAX_ROUNDS },
     { "interplane", required_argument, NULL, OPT_INTERPLANE },
-    { "randomize", required_argument, NULL, OPT_RANDOMIZE },
-    { "black", required_argument, NULL, OPT_BLACK },
     { "separations", required_argument, NULL, OPT_SEPARATIONS },
-    { NULL, 0, NULL, 0 },
+    { "metrics", no_argument, NULL, CLI_OPT_METRICS },
+    { "force", no_argument, NULL, CLI_OPT_FORCE },
+    { "version", no_argument, NULL, CLI_OPT_VERSION },
+    { "help", no_argument, NULL, CLI_OPT_HELP },
   };
+  /* the description's parameters, then the CLI's own options */
+  struct option longopts[HT_PARAM_COUNT + sizeof own / sizeof own[0] + 1];
+  int nopts = 0;
+  for (int id = 0; id < HT_PARAM_COUNT; id++) {
+    const ht_param *d = ht_param_info((ht_param_id)id);
+    longopts[nopts++] = (struct option){ option_of(id), d->type == HT_TYPE_BOOL ? no_argument : required_argument,
+                                         NULL, OPT_PARAM + id };
+  }
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    longopts[nopts++] = own[i];
+  longopts[nopts] = (struct option){ NULL, 0, NULL, 0 };
+
   memset(o, 0, sizeof *o);
-  o->algorithm = NULL; /* the library's default filter */
-  o->levels = 2;
-  o->color = HT_COLOR_LUMA;
-  o->backend = HT_BACKEND_AUTO;
+  ht_params_init(&o->params);
+  o->backend = (ht_backend)ht_param_info(HT_PARAM_BACKEND)->def;
+  o->threads = (int)ht_param_info(HT_PARAM_THREADS)->def;
   o->variant = HT_VARIANT_AUTO;
   o->format = -1;
   o->compression = -1;
-  ht_params defaults;
-  ht_params_init(&defaults);
-  o->window = defaults.window;
-  o->sigma = defaults.eye.sigma;
-  o->eye_radius = defaults.eye.radius;
-  o->init = (int)defaults.init;
-  o->seed = defaults.seed;
-  o->schedule = (int)defaults.schedule;
-  o->max_rounds = defaults.max_rounds;
-  o->black = defaults.black;
   opterr = 0; /* our own messages */
   int c, v;
+  char why[640];
   /* ":" first: a missing value comes back as ":" instead of "?". */
   while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
     const char *arg = optarg;
+    if (c >= OPT_PARAM && c < OPT_PARAM + HT_PARAM_COUNT) {
+      const int id = c - OPT_PARAM;
+      o->given |= GIVEN(id);
+      switch (id) {
+      case HT_PARAM_ALGORITHM: o->algorithm = arg; continue; /* applied first in setup() */
+      case HT_PARAM_COEFFICIENTS: o->coefficients = arg; continue; /* parsed in setup(), after the algorithm */
+      case HT_PARAM_BACKEND:
+        if ((v = choice_value(HT_LIST_BACKENDS, arg)) < 0)
+          return usage_error("--backend must be %s, not '%s'", names_or(HT_LIST_BACKENDS), arg);
+        o->backend = (ht_backend)v;
+        continue;
+      case HT_PARAM_THREADS: {
+        const ht_param *d = ht_param_info(HT_PARAM_THREADS);
+        if (!parse_int(arg, (long)d->min, (long)d->max, &o->threads))
+          return usage_error("--threads must be a whole number %g..%g (0 = all cores), not '%s'", d->min, d->max,
+                             arg);
+        continue;
+      }
+      default: break;
+      }
+      if (ht_params_set_text(&o->params, (ht_param_id)id, arg ? arg : "1", why, sizeof why) != HT_OK)
+        return value_error(id, why);
+      continue;
+    }
     switch (c) {
-    case CLI_OPT_ALGORITHM: o->algorithm = arg; break;
-    case CLI_OPT_COEFFICIENTS: o->coefficients = arg; break;
-    case CLI_OPT_LEVELS:
-      if (!parse_levels(arg, o))
-        return usage_error("--levels must be a whole number 2..256, or one per colour plane as N,N,N[,N], "
-                           "not '%s'", arg);
-      break;
-    case OPT_SERPENTINE: o->serpentine = true; break;
-    case OPT_COLOR:
-      if ((v = choice_value(HT_LIST_COLOR_MODES, arg)) < 0)
-        return usage_error("--color must be %s, not '%s'", names_or(HT_LIST_COLOR_MODES), arg);
-      o->color = (ht_color_mode)v;
-      break;
-    case OPT_BACKEND:
-      if ((v = choice_value(HT_LIST_BACKENDS, arg)) < 0)
-        return usage_error("--backend must be %s, not '%s'", names_or(HT_LIST_BACKENDS), arg);
-      o->backend = (ht_backend)v;
-      break;
-    case CLI_OPT_THREADS:
-      if (!parse_int(arg, 0, 4096, &o->threads))
-        return usage_error("--threads must be a whole number 0..4096 (0 = all cores), not '%s'", arg);
-      break;
     case OPT_VARIANT:
       if ((o->variant = choice_value(HT_LIST_VARIANTS, arg)) < 0)
         return usage_error("--variant: unknown variant '%s'", arg);
@@ -213,44 +164,7 @@ int parse_args(int argc, char **argv, options *o)
       if ((o->compression = hti_compression_from_name(arg)) < 0)
         return usage_error("--compression must be g4, deflate, lzw or none, not '%s'", arg);
       break;
-    case OPT_WINDOW:
-      if (!parse_int(arg, 1, HT_SEARCH_WINDOW_MAX, &o->window))
-        return usage_error("--window must be a whole number 1..%d (the side of the windows), not '%s'",
-                           HT_SEARCH_WINDOW_MAX, arg);
-      o->given |= GIVEN_WINDOW;
-      break;
-    case OPT_SIGMA:
-      if (!parse_number(arg, &o->sigma) || !(o->sigma >= 0.25 && o->sigma <= 4.0))
-        return usage_error("--sigma must be a number 0.25..4 (pixels), not '%s'", arg);
-      o->given |= GIVEN_SIGMA;
-      break;
-    case OPT_EYE_RADIUS:
-      if (!parse_int(arg, 1, HT_EYE_MAX_RADIUS, &o->eye_radius))
-        return usage_error("--eye-radius must be a whole number 1..%d, not '%s'", HT_EYE_MAX_RADIUS, arg);
-      o->given |= GIVEN_EYE_RADIUS;
-      break;
-    case OPT_INIT:
-      if ((o->init = choice_value(HT_LIST_INITS, arg)) < 0)
-        return usage_error("--init must be %s, not '%s'", names_or(HT_LIST_INITS), arg);
-      o->given |= GIVEN_INIT;
-      break;
-    case OPT_SEED:
-      if (!parse_u64(arg, &o->seed))
-        return usage_error("--seed must be a whole number 0..18446744073709551615, not '%s'", arg);
-      o->given |= GIVEN_SEED;
-      break;
-    case OPT_SCHEDULE:
-      if ((o->schedule = choice_value(HT_LIST_SCHEDULES, arg)) < 0)
-        return usage_error("--schedule must be %s, not '%s'", names_or(HT_LIST_SCHEDULES), arg);
-      o->given |= GIVEN_SCHEDULE;
-      break;
-    case OPT_MAX_ROUNDS:
-      if (!parse_int(arg, 0, 1000000000, &o->max_rounds))
-        return usage_error("--max-rounds must be a whole number of rounds, 0 = until a round changes "
-                           "nothing, not '%s'", arg);
-      o->given |= GIVEN_MAX_ROUNDS;
-      break;
-    case OPT_INTERPLANE: {
+    case OPT_INTERPLANE: { /* F[,B]: both inter-plane weights, B = F when left out */
       char buf[64];
       const char *comma = strchr(arg, ',');
       if (strlen(arg) >= sizeof buf || (comma && strchr(comma + 1, ',')))
@@ -259,24 +173,12 @@ int parse_args(int argc, char **argv, options *o)
       char *b = strchr(buf, ',');
       if (b)
         *b++ = '\0';
-      if (!parse_number(buf, &o->forward) || o->forward > 1.0 || (b && (!parse_number(b, &o->backward) ||
-                                                                     o->backward > 1.0)))
+      if (ht_params_set_text(&o->params, HT_PARAM_INTERPLANE_FORWARD, buf, why, sizeof why) != HT_OK ||
+          ht_params_set_text(&o->params, HT_PARAM_INTERPLANE_BACKWARD, b ? b : buf, why, sizeof why) != HT_OK)
         return usage_error("--interplane must be F or F,B (numbers 0..1), not '%s'", arg);
-      if (!b)
-        o->backward = o->forward;
-      o->given |= GIVEN_COLOR_OPTS;
+      o->given |= GIVEN(HT_PARAM_INTERPLANE_FORWARD) | GIVEN(HT_PARAM_INTERPLANE_BACKWARD);
       break;
     }
-    case OPT_RANDOMIZE:
-      if (!parse_number(arg, &o->randomize) || o->randomize > 1.0)
-        return usage_error("--randomize must be a number 0..1, not '%s'", arg);
-      o->given |= GIVEN_COLOR_OPTS;
-      break;
-    case OPT_BLACK:
-      if (!parse_number(arg, &o->black) || o->black > 1.0)
-        return usage_error("--black must be a number 0..1, not '%s'", arg);
-      o->given |= GIVEN_COLOR_OPTS;
-      break;
     case OPT_SEPARATIONS: o->separations = arg; break;
     case 'V':
     case CLI_OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
@@ -285,8 +187,8 @@ int parse_args(int argc, char **argv, options *o)
     default: return usage_error("%s", cli_option_message(c, argv));
     }
   }
-  const char *why = cli_two_files(argc, argv, &o->input, &o->output);
-  return why ? usage_error("%s", why) : -1;
+  const char *err = cli_two_files(argc, argv, &o->input, &o->output);
+  return err ? usage_error("%s", err) : -1;
 }
 
 void notice_add(notices *n, const char *fmt, ...)
@@ -301,45 +203,96 @@ void notice_add(notices *n, const char *fmt, ...)
 
 static void notice_cb(const char *message, void *user) { notice_add(user, "%s", message); }
 
-/* The search methods' options into `params`; one that the method does
- * not use is a usage error (as --coefficients without custom), except
- * that --sigma and --eye-radius also set the eye model of --metrics.
- * Returns -1 to go on, else the exit status. */
-static int search_options(const options *o, ht_params *params, const char *name)
+/* "--algorithm les, pes or dbs with --init random; or --color
+ * plane-dependent or cmyk": where parameter `id` is used, from the
+ * library's description, into buf. */
+void where_used(int id, char *buf, size_t size)
 {
-  static const struct {
-    unsigned bit;
-    const char *option;
-  } opts[] = {
-    { GIVEN_WINDOW, "--window" }, { GIVEN_SIGMA, "--sigma" },   { GIVEN_EYE_RADIUS, "--eye-radius" },
-    { GIVEN_INIT, "--init" },     { GIVEN_SEED, "--seed" },     { GIVEN_SCHEDULE, "--schedule" },
-    { GIVEN_MAX_ROUNDS, "--max-rounds" },
-  };
-  const bool search = params->method != HT_METHOD_ERROR_DIFFUSION;
-  unsigned misplaced = 0;
-  const bool coupled = o->color == HT_COLOR_PLANE_DEPENDENT || o->color == HT_COLOR_CMYK;
-  if (!search)
-    misplaced = o->given & ~(o->metrics ? (unsigned)(GIVEN_SIGMA | GIVEN_EYE_RADIUS) : 0u) &
-                ~(coupled ? (unsigned)GIVEN_SEED : 0u) & ~(unsigned)GIVEN_COLOR_OPTS;
-  else if (params->method == HT_METHOD_DBS)
-    misplaced = o->given & GIVEN_WINDOW;
-  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-    if (misplaced & opts[i].bit) {
-      if (!search)
-        return usage_error("%s goes with --algorithm les, pes or dbs%s, not with %s", opts[i].option,
-                           opts[i].bit & (GIVEN_SIGMA | GIVEN_EYE_RADIUS) ? " (or --metrics)" : "", name);
-      return usage_error("%s goes with les and pes; dbs always searches the 3 x 3 pixels around each pixel",
-                         opts[i].option);
+  int n = 0;
+  const ht_param_use *u = ht_param_uses((ht_param_id)id, &n);
+  char algs[256] = "", colors[128] = "";
+  int nalgs = 0;
+  unsigned any_filter_colors = 0;
+  for (int i = 0; i < n; i++) {
+    const ht_method_info *m = ht_method_describe(u[i].method);
+    int alg = u[i].algorithm >= 0 ? u[i].algorithm : m->algorithm;
+    if (alg < 0) { /* every filter, in these colour modes */
+      any_filter_colors |= u[i].colors;
+      continue;
     }
-  if (search && (o->given & GIVEN_SEED) && o->init != HT_INIT_RANDOM)
+    const ht_choice *c = ht_choice_by_value(HT_LIST_ALGORITHMS, alg);
+    if (c && !strstr(algs, c->name)) {
+      size_t len = strlen(algs);
+      snprintf(algs + len, sizeof algs - len, "%s%s", nalgs ? "|" : "", c->name);
+      nalgs++;
+    }
+  }
+  /* "a|b|c" as "a, b or c" */
+  char list[256] = "";
+  for (int i = 0, k = 0; algs[i] && k < (int)sizeof list - 4; i++) {
+    if (algs[i] != '|') {
+      list[k++] = algs[i];
+      continue;
+    }
+    const bool last = !strchr(algs + i + 1, '|');
+    const char *sep = last ? " or " : ", ";
+    for (const char *q = sep; *q && k < (int)sizeof list - 1; q++)
+      list[k++] = *q;
+  }
+  if (any_filter_colors && any_filter_colors != HT_COLORS_ALL) {
+    int count = 0, total = 0;
+    const ht_choice *c = ht_choices(HT_LIST_COLOR_MODES, &count);
+    for (int i = 0; i < count; i++)
+      total += (any_filter_colors >> c[i].value) & 1u;
+    size_t len = 0;
+    for (int i = 0, k = 0; i < count; i++)
+      if ((any_filter_colors >> c[i].value) & 1u) {
+        len += (size_t)snprintf(colors + len, sizeof colors - len, "%s%s", k == 0 ? "" : k == total - 1 ? " or " : ", ",
+                                c[i].name);
+        k++;
+      }
+  }
+  const char *when = id == HT_PARAM_SEED && list[0] ? " (with --init random)" : "";
+  if (any_filter_colors == HT_COLORS_ALL && list[0])
+    snprintf(buf, size, "an error-diffusion filter or --algorithm %s", list);
+  else if (list[0] && colors[0])
+    snprintf(buf, size, "--algorithm %s%s, or --color %s", list, when, colors);
+  else if (list[0])
+    snprintf(buf, size, "--algorithm %s%s", list, when);
+  else if (colors[0])
+    snprintf(buf, size, "--color %s", colors);
+  else
+    snprintf(buf, size, "an error-diffusion filter");
+}
+
+/* Every parameter given on the command line that the run does not use
+ * is refused (as --coefficients without custom), except that --sigma and
+ * --eye-radius also set the eye model of --metrics. Returns -1 to go on,
+ * else the exit status. */
+static int misplaced(const options *o, const ht_params *params, const ht_choice *alg)
+{
+  const char *name = alg->name;
+  for (int id = 0; id < HT_PARAM_COUNT; id++) {
+    if (!(o->given & GIVEN(id)) || ht_param_used((ht_param_id)id, alg->value, params->color))
+      continue;
+    if (o->metrics && (id == HT_PARAM_SIGMA || id == HT_PARAM_EYE_RADIUS))
+      continue;
+    if (id == HT_PARAM_LEVELS || id == HT_PARAM_SERPENTINE || id == HT_PARAM_COEFFICIENTS)
+      continue; /* the library's check (cli_coefficients) says what the method takes instead */
+    char where[512], other[96];
+    where_used(id, where, sizeof where);
+    snprintf(other, sizeof other, "%s", name);
+    for (int c = 0; c <= HT_COLOR_CMYK; c++)
+      if (ht_param_used((ht_param_id)id, alg->value, (ht_color_mode)c))
+        snprintf(other, sizeof other, "%s in --color %s", name,
+                 ht_choice_by_value(HT_LIST_COLOR_MODES, (int)params->color)->name);
+    return usage_error("--%s goes with %s%s, not with %s", option_of(id), where,
+                       id == HT_PARAM_SIGMA || id == HT_PARAM_EYE_RADIUS ? " (or --metrics)" : "", other);
+  }
+  /* the seed of a search keys its random start only */
+  if ((o->given & GIVEN(HT_PARAM_SEED)) &&
+      (ht_method_describe(params->method)->caps & HT_MCAP_SEARCH) && params->init != HT_INIT_RANDOM)
     return usage_error("--seed keys the random initial image; it goes with --init random");
-  params->window = o->window;
-  params->eye.sigma = o->sigma;
-  params->eye.radius = o->eye_radius;
-  params->init = (ht_search_init)o->init;
-  params->seed = o->seed;
-  params->schedule = (ht_search_schedule)o->schedule;
-  params->max_rounds = o->max_rounds;
   return -1;
 }
 
@@ -347,40 +300,34 @@ static int search_options(const options *o, ht_params *params, const char *name)
  * other and, by the library (ht_check), against the backend: what ht_run
  * would refuse is a usage error before any file is touched. Returns -1
  * to go on, else the exit status. */
-int setup(const options *o, ht_params *params, ht_context **ctx_out, notices *notes)
+int setup(options *o, ht_params *params, ht_context **ctx_out, notices *notes)
 {
-  ht_params_init(params);
-  params->levels = o->levels;
-  for (int i = 0; i < o->nplane_levels; i++)
-    params->plane_levels[i] = o->plane_levels[i];
-  params->color = o->color;
-  params->scan = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
-  params->variant = (ht_variant)o->variant;
+  *params = o->params;
   const ht_choice *alg = o->algorithm ? ht_choice_by_name(HT_LIST_ALGORITHMS, o->algorithm)
                                       : ht_choice_by_value(HT_LIST_ALGORITHMS, ht_params_algorithm(params));
   if (!alg)
     return usage_error("--algorithm: unknown filter '%s' (the filters and methods: %s)", o->algorithm,
                        names_or(HT_LIST_ALGORITHMS));
   ht_params_set_algorithm(params, alg->value); /* a value of the list: always HT_OK */
-  int rc = search_options(o, params, alg->name);
+  params->variant = (ht_variant)o->variant;
+  int rc = misplaced(o, params, alg);
   if (rc >= 0)
     return rc;
   char msg[320];
-  if (!cli_coefficients(alg, o->coefficients, &params->filter, msg, sizeof msg))
+  if (!cli_coefficients(alg, (o->given & GIVEN(HT_PARAM_COEFFICIENTS)) ? o->coefficients : NULL, &params->filter,
+                        msg, sizeof msg))
     return usage_error("%s", msg);
+  /* read back what halftone.c looks at */
+  o->levels = params->levels;
+  o->color = params->color;
+  o->nplane_levels = 0;
+  for (int i = 0; i < HT_MAX_PLANES; i++)
+    o->nplane_levels += params->plane_levels[i] != 0;
   if (o->nplane_levels > 0 && o->color == HT_COLOR_LUMA)
     return usage_error("--levels with one value per colour plane needs --color per-channel, plane-dependent or "
                        "cmyk");
-  if ((o->given & GIVEN_COLOR_OPTS) && o->color != HT_COLOR_PLANE_DEPENDENT && o->color != HT_COLOR_CMYK)
-    return usage_error("--interplane, --randomize and --black go with --color plane-dependent or cmyk");
   if (o->separations && o->color == HT_COLOR_LUMA)
     return usage_error("--separations goes with a colour mode (per-channel, plane-dependent or cmyk)");
-  for (int i = 0; i < HT_MAX_PLANES; i++) {
-    params->plane_weights.forward[i] = o->forward;
-    params->plane_weights.backward[i] = o->backward;
-  }
-  params->randomize = o->randomize;
-  params->black = o->black;
 
   ht_context *ctx = ht_context_new();
   if (!ctx) {

@@ -14,14 +14,22 @@
 
 typedef struct {
   const char *input, *output;
-  const char *algorithm, *coefficients;
+  /* The method parameters, set from their options as the library's
+   * description says (ht_params_set_text); `given` has bit 1 << id for
+   * each parameter on the command line, so that one the run does not
+   * use is refused. */
+  ht_params params;
+  unsigned given;
+  const char *algorithm; /* --algorithm's name, or NULL (the default)  */
+  const char *coefficients; /* --coefficients, for --algorithm custom */
+  /* read back from `params` after parsing, for halftone.c */
   int levels;
-  int plane_levels[HT_MAX_PLANES]; /* --levels N,N,N[,N]              */
-  int nplane_levels;                /* how many; 0 for --levels N      */
-  bool serpentine;
+  int nplane_levels;     /* values of --levels N,N,N[,N]; 0 for N      */
   ht_color_mode color;
+  /* the context's parameters */
   ht_backend backend;
   int threads;
+  /* the CLI's own */
   int variant;
   bool metrics;
   int bench;
@@ -30,22 +38,10 @@ typedef struct {
   double dpi;        /* --dpi, 0: the input's                           */
   int format;        /* --format: an hti_kind, or -1                     */
   int compression;   /* --compression: an hti_compression, or -1         */
-  /* the search methods' options; `given` has a bit for each one on the
-   * command line (GIVEN_*), so that one given with a method that does
-   * not use it is refused */
-  int window, eye_radius, max_rounds, init, schedule;
-  double sigma;
-  uint64_t seed;
-  unsigned given;
-  /* plane-dependent colour (docs/color.md) */
-  double forward, backward; /* --interplane F[,B]                  */
-  double randomize;         /* --randomize A                       */
-  double black;             /* --black A                           */
   const char *separations;  /* --separations PREFIX                */
 } options;
 
-enum { GIVEN_WINDOW = 1, GIVEN_SIGMA = 2, GIVEN_EYE_RADIUS = 4, GIVEN_INIT = 8, GIVEN_SEED = 16,
-       GIVEN_SCHEDULE = 32, GIVEN_MAX_ROUNDS = 64, GIVEN_COLOR_OPTS = 128 };
+#define GIVEN(id) (1u << (id))
 
 /* Notices wait until the end: a run that then fails prints its error
  * line alone. */
@@ -63,12 +59,15 @@ void notice_add(notices *n, const char *fmt, ...) __attribute__((format(printf, 
 /* The names of `list` as "a, b or c" (a static buffer). */
 const char *names_or(ht_list list);
 void print_help(FILE *f);
+/* Where parameter `id` of the library's description is used, as the CLI
+ * says it ("--algorithm les or pes"), into buf. */
+void where_used(int id, char *buf, size_t size);
 
 /* Returns -1 to go on, else the exit status. */
 int parse_args(int argc, char **argv, options *o);
 /* The parameters and a context for the options (ht_check included);
  * returns -1 to go on, else the exit status. */
-int setup(const options *o, ht_params *params, ht_context **ctx_out, notices *notes);
+int setup(options *o, ht_params *params, ht_context **ctx_out, notices *notes);
 
 static inline int quit(ht_context *ctx, int rc)
 {

@@ -144,7 +144,7 @@ static void help_option(FILE *f, const char *option, const char *text)
  * of `list` under it, one a line: name, then its sentence. */
 static void help_list(FILE *f, const char *option, const char *what, ht_list list, int value_default)
 {
-  char text[256];
+  char text[1200];
   const ht_choice *d = ht_choice_by_value(list, value_default);
   snprintf(text, sizeof text, "%s, default %s:", what, d ? d->name : "none");
   help_option(f, option, text);
@@ -192,42 +192,74 @@ static bool gpu_variant(const ht_choice *c)
   return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CUDA;
 }
 
+/* A parameter of the library's description as an option: its help, its
+ * range and default, and where it is used. CHOICE parameters list their
+ * values under it. */
+static void help_param(FILE *f, int id)
+{
+  const ht_param *d = ht_param_info((ht_param_id)id);
+  char option[64], text[1024], where[512] = "", range[96] = "";
+  const char *name = d->option ? d->option : d->name;
+  if (d->type == HT_TYPE_BOOL)
+    snprintf(option, sizeof option, "--%s", name);
+  else
+    snprintf(option, sizeof option, "--%s %s", name, d->metavar);
+  int n = 0;
+  if (ht_param_uses((ht_param_id)id, &n) && n > 0) {
+    char w[480];
+    where_used(id, w, sizeof w);
+    snprintf(where, sizeof where, "with %s: ", w);
+  }
+  switch (d->type) {
+  case HT_TYPE_INT: snprintf(range, sizeof range, "; %.15g..%.15g, default %.15g", d->min, d->max, d->def); break;
+  case HT_TYPE_NUMBER: snprintf(range, sizeof range, "; %g..%g, default %g", d->min, d->max, d->def); break;
+  case HT_TYPE_SEED: snprintf(range, sizeof range, "; 0..18446744073709551615, default %g", d->def); break;
+  case HT_TYPE_BOOL:
+  case HT_TYPE_CHOICE:
+  case HT_TYPE_TEXT: break;
+  }
+  if (d->type == HT_TYPE_CHOICE) {
+    snprintf(text, sizeof text, "%s%s", where, d->help);
+    help_list(f, option, text, d->list, (int)d->def);
+    return;
+  }
+  snprintf(text, sizeof text, "%s%s%s", where, d->help, range);
+  help_option(f, option, text);
+  if (d->per_plane) {
+    snprintf(option, sizeof option, "--%s %s,%s,%s[,%s]", name, d->metavar, d->metavar, d->metavar, d->metavar);
+    help_option(f, option, "with --color per-channel, plane-dependent or cmyk: one value for each colour plane of "
+                           "the output (R,G,B or C,M,Y,K)");
+  }
+}
+
+/* The parameters of `group` but the algorithm, in the description's order. */
+static void help_group(FILE *f, ht_param_group group)
+{
+  for (int id = 0; id < HT_PARAM_COUNT; id++)
+    if (id != HT_PARAM_ALGORITHM && ht_param_info((ht_param_id)id)->group == group)
+      help_param(f, id);
+}
+
 void print_help(FILE *f)
 {
   ht_params defaults;
   ht_params_init(&defaults);
-  char names[2048], text[256];
+  char names[2048];
 
   fputs(help_head, f);
-  help_list(f, "--algorithm NAME", "the error-diffusion filter or the search method", HT_LIST_ALGORITHMS,
-            ht_params_algorithm(&defaults));
-  help_option(f, "--coefficients STR",
-              "the filter for --algorithm custom: rows separated by ';', '*' marks the current pixel, "
-              "'-' a pixel already done, optional '/ DIVISOR' at the end (Floyd-Steinberg is "
-              "\"- * 7; 3 5 1 / 16\")");
-  snprintf(text, sizeof text, "output levels per channel, 2..256 (default %d: black and white)", defaults.levels);
-  help_option(f, "--levels N", text);
-  help_option(f, "--levels N,N,N[,N]", "with --color per-channel: the levels of each colour plane "
-                                       "(R,G,B), one value per plane of the input");
-  help_option(f, "--serpentine", "odd rows right to left; runs sequentially (one thread, variant ed), "
-                                 "never in parallel");
-  help_list(f, "--color MODE", "colour input", HT_LIST_COLOR_MODES, (int)defaults.color);
-  help_option(f, "--interplane F[,B]", "with --color plane-dependent or cmyk: the share of each plane's error "
-                                       "fed forward to the next plane of the same pixel (F) and back to the "
-                                       "previous plane of the next pixel (B, default F), 0..1 each, F + B <= 1 "
-                                       "(default 0: the planes are independent; 0.2 cuts colorant overlap most, "
-                                       "docs/color.md)");
-  help_option(f, "--randomize A", "with --color plane-dependent or cmyk: perturb the error filter's weights per "
-                                  "pixel by up to A (0..1, default 0), their sum kept, from --seed; breaks "
-                                  "periodic textures");
-  snprintf(text, sizeof text, "with --color cmyk: the share of the common part of cyan, magenta and yellow "
-           "printed as black, 0..1 (default %g)", defaults.black);
-  help_option(f, "--black A", text);
+  help_param(f, HT_PARAM_ALGORITHM);
+  fputs("\nWhat the algorithm uses (each option goes only with what it says):\n", f);
+  help_group(f, HT_GROUP_ALGORITHM);
+  fputs("\nOutput levels:\n", f);
+  help_group(f, HT_GROUP_OUTPUT);
+  fputs("\nColour:\n", f);
+  help_group(f, HT_GROUP_COLOR);
+  help_option(f, "--interplane F[,B]", "both inter-plane weights at once: --interplane-forward F and "
+                                       "--interplane-backward B (default F)");
   help_option(f, "--separations PREFIX", "with a colour mode: also write each plane to PREFIX-NAME.pbm (2 levels) "
                                          "or .pgm, NAME r, g, b (a) or c, m, y, k; dark = ink (cmyk) or 0");
-  help_list(f, "--backend WHICH", "where it runs", HT_LIST_BACKENDS, (int)HT_BACKEND_AUTO);
-  help_option(f, "--threads N", "CPU threads (halftoning and TIFF coding), 0 = every core it may run on (default 0); with other "
-                                "programs busy, fewer can be faster");
+  fputs("\nWhere it runs:\n", f);
+  help_group(f, HT_GROUP_ADVANCED);
   help_option(f, "--variant NAME", "the implementation; auto (the default) takes the first of the "
                                    "backend's that can do the job, in this order:");
   list_names(names, sizeof names, HT_LIST_VARIANTS, cpu_variant, NULL);
@@ -235,21 +267,7 @@ void print_help(FILE *f)
   list_names(names, sizeof names, HT_LIST_VARIANTS, gpu_variant, NULL);
   if (names[0])
     help_wrap(f, fprintf(f, "%*sGPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
-  fputs("\nSearch methods (--algorithm les, pes or dbs; docs/search.md):\n", f);
-  snprintf(text, sizeof text, "les and pes: the side of the M x M windows searched, 1..%d (default %d); "
-           "each step up multiplies les's time by about 2^(2M+1)", HT_SEARCH_WINDOW_MAX, defaults.window);
-  help_option(f, "--window M", text);
-  snprintf(text, sizeof text, "the eye model: standard deviation of its Gaussian in pixels, 0.25..4 "
-           "(default %g)", defaults.eye.sigma);
-  help_option(f, "--sigma S", text);
-  snprintf(text, sizeof text, "the eye model covers (2R+1) x (2R+1) pixels, 1..%d (default %d)", HT_EYE_MAX_RADIUS,
-           defaults.eye.radius);
-  help_option(f, "--eye-radius R", text);
-  help_list(f, "--init NAME", "the image the search starts from", HT_LIST_INITS, (int)defaults.init);
-  help_option(f, "--seed N", "with --init random or --randomize: the key of their random numbers, 0..18446744073709551615 "
-                             "(default 0); the same seed gives the same image");
-  help_list(f, "--schedule NAME", "the order of the windows", HT_LIST_SCHEDULES, (int)defaults.schedule);
-  help_option(f, "--max-rounds N", "stop after N rounds; 0 (the default): when a round changes nothing");
+  fputs("\nFiles and reports:\n", f);
   fputs(help_tail, f);
 }
 

@@ -117,7 +117,7 @@ static bool write_separations(const options *o, const ht_image *res, int planes,
 {
   static const char *const rgb[4] = { "r", "g", "b", "a" }, *const inks[4] = { "c", "m", "y", "k" };
   for (int p = 0; p < planes; p++) {
-    const int L = o->plane_levels[p] ? o->plane_levels[p] : o->levels;
+    const int L = o->params.plane_levels[p] ? o->params.plane_levels[p] : o->levels;
     const bool bits = L == 2;
     char path[4096];
     if (snprintf(path, sizeof path, "%s-%s.%s", o->separations, cmyk ? inks[p] : rgb[p], bits ? "pbm" : "pgm") >=
@@ -238,21 +238,22 @@ int main(int argc, char **argv)
     }
     notice_add(&notes, "%s: CMYK converted to RGB by R = (1-C)(1-K) etc. (no colour management)", in_name);
   }
-  int colors = im.channels - (im.has_alpha ? 1 : 0);
   /* plane-dependent colour writes what per-channel does; cmyk halftones
    * four ink planes (`inks`) and writes them as a CMYK TIFF, or an RGB
    * rendering of them to other files (docs/color.md) */
-  const bool cmyk = o.color == HT_COLOR_CMYK;
-  bool per_channel = (o.color == HT_COLOR_PER_CHANNEL || o.color == HT_COLOR_PLANE_DEPENDENT || cmyk) && colors >= 3;
-  int planes = cmyk ? 4 : per_channel ? colors : 1;
-  uint8_t *inks = NULL;
-  rc = 1;
-  if (cmyk && colors != 3) {
+  ht_params shape = params;
+  shape.alpha = im.has_alpha;
+  ht_layout layout;
+  if (ht_output_layout(&shape, im.channels, false, &layout) != HT_OK) {
     hti_release(&im);
     hti_dest_close(&dest);
-    return quit(ctx, usage_error("%s: --color cmyk separates RGB input; it has %d colour channel(s)", in_name,
-                                 colors));
+    return quit(ctx, usage_error("%s: %s", in_name, layout.why));
   }
+  const bool cmyk = layout.inks;
+  const bool per_channel = layout.planes >= 3;
+  const int planes = layout.planes;
+  uint8_t *inks = NULL;
+  rc = 1;
 
   /* --- output layout */
   if (o.nplane_levels > 0 && o.nplane_levels != planes) {
@@ -436,12 +437,13 @@ int main(int argc, char **argv)
   if (o.metrics && !cmyk) {
     /* the eye error: for the search methods, which minimise it, and for
      * error diffusion when an eye model is asked for */
-    const bool eye = params.method != HT_METHOD_ERROR_DIFFUSION || (o.given & (GIVEN_SIGMA | GIVEN_EYE_RADIUS));
+    const bool eye = (ht_method_describe(params.method)->caps & HT_MCAP_SEARCH) ||
+                     (o.given & (GIVEN(HT_PARAM_SIGMA) | GIVEN(HT_PARAM_EYE_RADIUS)));
     double tone = 0, hvs = 0, eye_error = 0;
     for (int p = 0; p < planes; p++) {
       uint8_t *owned = NULL, *res = result_plane(&out_img, p);
       size_t gs = 0;
-      const uint8_t *g = input_plane(&im, per_channel || colors == 1 ? p : -1, &owned, &gs);
+      const uint8_t *g = input_plane(&im, per_channel || im.channels - (im.has_alpha ? 1 : 0) == 1 ? p : -1, &owned, &gs);
       ht_metrics m;
       ht_status ms = g && res ? ht_compute_metrics(g, gs, res, (size_t)im.width, im.width, im.height, &m)
                               : HT_ERR_NO_MEMORY;

@@ -162,7 +162,7 @@ def case_errors_usage(env):
     expect_error(env, ["--variant", "fastest", c], 2, r"unknown variant 'fastest'")
     expect_error(env, ["--backend", "gpu", c], 2, r"--backend .*'gpu'")
     expect_error(env, ["--color", "cmy", c], 2, r"--color .*'cmy'")
-    expect_error(env, ["--color", "cmyk", c], 2, r"--color cmyk separates RGB input; it has 1 colour")
+    expect_error(env, ["--color", "cmyk", c], 2, r"cmyk separates RGB input; the input has 1 colour")
     expect_error(env, ["--threads", "-1", c], 2, r"--threads .*'-1'")
     expect_error(env, ["--bench", "0", c], 2, r"--bench .*'0'")
     expect_error(env, [c, "{out}", "--levels"], 2, r"'--levels' needs a value")

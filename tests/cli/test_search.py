@@ -256,11 +256,12 @@ def case_errors(env):
         expect_usage(env, ["--algorithm", "dbs", "--init", "random", "--seed", bad, img], r"--seed must be")
     expect_usage(env, ["--algorithm", "dbs", "--schedule", "diagonal", img], r"--schedule must be parallel or raster")
     expect_usage(env, ["--algorithm", "dbs", "--max-rounds", "-1", img], r"--max-rounds must be")
-    expect_usage(env, ["--algorithm", "dbs", "--window", "3", img], r"--window goes with les and pes")
-    for opt, val in (("--window", "3"), ("--init", "random"), ("--seed", "1"), ("--schedule", "raster"),
+    expect_usage(env, ["--algorithm", "dbs", "--window", "3", img], r"--window goes with --algorithm les or pes, not with dbs")
+    expect_usage(env, ["--window", "3", img], r"--window goes with --algorithm les or pes, not with floyd-steinberg")
+    for opt, val in (("--init", "random"), ("--seed", "1"), ("--schedule", "raster"),
                      ("--max-rounds", "2"), ("--sigma", "1")):
         expect_usage(env, [opt, val, img], r"%s goes with --algorithm les, pes or dbs.*not with floyd-steinberg" % opt)
-    expect_usage(env, ["--algorithm", "lse", img], r"unknown filter 'lse' \(the filters and methods: .*les, pes or dbs")
+    expect_usage(env, ["--algorithm", "lse", img], r"unknown filter 'lse' \(the filters and methods: .*les, pes, dbs")
 
 
 def case_progress(env):
