@@ -415,6 +415,28 @@ def case_color(env):
     env.ok(env.fixture("tiny-palette.png"), env.path("pal.pbm"))
 
 
+def case_ordered(env):
+    """--algorithm bayer: a threshold per pixel from Bayer's matrix (the
+    library's test-ordered checks the bits against a reference); from the
+    CLI: the same image on 1 and 3 threads, --mask-size changes it, only
+    powers of two are taken, and options of other methods are refused."""
+    img = env.fixture("photo-crop.pgm")
+    env.ok("--algorithm", "bayer", "--threads", "1", img, env.path("b1.pgm"))
+    env.ok("--algorithm", "bayer", "--threads", "3", img, env.path("b3.pgm"))
+    check(digest(env.path("b1.pgm")) == digest(env.path("b3.pgm")), "bayer: 1 and 3 threads differ")
+    env.ok("--algorithm", "bayer", "--mask-size", "2", img, env.path("b2.pgm"))
+    check(digest(env.path("b1.pgm")) != digest(env.path("b2.pgm")), "bayer: --mask-size 2 changes nothing")
+    expect_error(env, ["--algorithm", "bayer", "--mask-size", "6", img], 2, r"--mask-size must be a whole number "
+                 r"2\.\.256, a power of two, not '6'")
+    expect_error(env, ["--algorithm", "bayer", "--window", "3", img], 2, r"--window goes with --algorithm les or "
+                 r"pes, not with bayer")
+    expect_error(env, ["--mask-size", "4", img], 2, r"--mask-size goes with --algorithm bayer, not with "
+                 r"floyd-steinberg")
+    env.ok("--algorithm", "bayer", "--levels", "3", "--color", "per-channel", env.fixture("tiny.ppm"),
+           env.path("b.ppm"))
+    check(len(set(read_pnm(env.path("b.ppm"))[4])) <= 3, "bayer --levels 3 gives more than 3 values")
+
+
 def case_alpha(env):
     """PNG keeps the alpha channel exactly; the colour plane is what the
     image gives without alpha; PGM drops alpha with a notice."""
@@ -630,6 +652,7 @@ CASES = {
     "twins": case_twins,
     "color": case_color,
     "alpha": case_alpha,
+    "ordered": case_ordered,
     "metrics": case_metrics,
     "bench": case_bench,
     "help": case_help,
