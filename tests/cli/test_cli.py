@@ -7,6 +7,7 @@ Each CASE is one Meson test; it runs in a fresh temporary folder and exits
 0 (pass), 1 (fail) or 77 (skip: e.g. PNG cases in a build without libpng).
 """
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -535,6 +536,60 @@ def case_help(env):
     check(rc == 0 and re.fullmatch(r"halftone \d+\.\d+\.\d+\n", out), "--version: %r" % out)
 
 
+def case_description(env):
+    """The CLI is made from the library's description of its parameters
+    (describe-dump prints it): every parameter is an option that --help
+    shows with its range and default; a value out of range is refused
+    naming the range; a parameter the algorithm and colour mode do not use
+    is refused, one they use is taken."""
+    dump = os.environ.get("HT_TEST_DESCRIBE")
+    if not dump:
+        raise Skip("HT_TEST_DESCRIBE not set")
+    params = [json.loads(line) for line in subprocess.run([dump], capture_output=True, text=True,
+                                                          check=True).stdout.splitlines()]
+    check(len(params) >= 19, "describe-dump printed %d parameters" % len(params))
+    rc, helptext, _ = env.run("--help")
+    flat = " ".join(helptext.split())
+    img = env.fixture("photo-crop.pgm")
+    for p in params:
+        opt = "--" + p["option"]
+        check(re.search(r"(?m)^  %s(?![\w-])" % re.escape(opt), helptext), "--help has no line for %s" % opt)
+        if p["type"] in ("int", "number"):
+            rng = "%s..%s, default %s" % tuple("%.15g" % p[k] for k in ("min", "max", "default"))
+            check(rng in flat, "--help does not give %s's range and default %r" % (opt, rng))
+            if not p["context"]:
+                big = "%.15g" % (p["max"] + 1)
+                rc2, _, err = env.run(opt, big, img, env.path("x.pgm"))
+                check(rc2 == 2 and ("%.15g..%.15g" % (p["min"], p["max"])) in err,
+                      "%s %s: exit %d, %r" % (opt, big, rc2, err))
+        if p["type"] == "choice":
+            for name in p["choices"]:
+                check(re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(name), helptext),
+                      "--help does not name %s's value %s" % (opt, name))
+        if p["context"] or p["name"] in ("algorithm", "color-mode", "coefficients", "levels", "serpentine"):
+            continue  # always used, or refused by the library's own checks (binary only, no scan)
+        used = {(a, c) for a, c in p["used"]}
+        value = {"int": "%.15g" % p["default"], "number": "%.15g" % p["default"], "seed": "0",
+                 "bool": None, "choice": p["choices"][0] if p["choices"] else None}.get(p["type"])
+        if p["name"] == "mask-size":
+            value = "4"
+        for alg, color in (("floyd-steinberg", "luma"), ("les", "luma"), ("dbs", "per-channel"),
+                           ("floyd-steinberg", "cmyk"), ("bayer", "luma")):
+            args = ["--algorithm", alg, "--color", color, opt] + ([value] if value is not None else [])
+            if alg in ("les", "dbs") and p["name"] == "seed":
+                args += ["--init", "random"]
+            if alg == "les":
+                args += ["--max-rounds", "1", "--window", "1"] if p["name"] not in ("max-rounds", "window") else \
+                        ["--max-rounds", "1"] if p["name"] == "window" else ["--window", "1"]
+            src = env.fixture("tiny.ppm") if color != "luma" else img
+            rc3, _, err = env.run(*(args + [src, env.path("y.ppm" if color != "luma" else "y.pgm")]))
+            if (alg, color) in used:
+                check(rc3 == 0, "%s with %s in %s is used but refused: %r" % (opt, alg, color, err))
+            else:
+                check(rc3 == 2 and "goes with" in err, "%s with %s in %s is not used but %s: %r"
+                      % (opt, alg, color, "taken" if rc3 == 0 else "exit %d" % rc3, err))
+
+
 def golden_runs(env):
     """(name, args, output) of the runs recorded in golden.txt."""
     c = env.crop
@@ -656,6 +711,7 @@ CASES = {
     "metrics": case_metrics,
     "bench": case_bench,
     "help": case_help,
+    "description": case_description,
     "golden": case_golden,
     "mkimage": case_mkimage,
     "throughput": case_throughput,
