@@ -377,7 +377,7 @@ class Bench:
 
 
 def luma8(r, g, b):
-    """Rec. 709 luma as hti_gray8 (tools/imageio_read.c) computes it: the
+    """Rec. 709 luma as hti_gray8 (imageio/imageio_read.c) computes it: the
     library's weights in 1/65536 on values scaled to 16 bits."""
     y = (13933 * r * 257 + 46871 * g * 257 + 4732 * b * 257 + 32768) >> 16
     return (y + 128) // 257

@@ -1,4 +1,4 @@
-/* What the parts of tools/imageio (one file a format) share; private to
+/* What the parts of imageio/ (one file a format) share; private to
  * them, not for the tools. */
 #ifndef HT_IMAGEIO_PRIV_H
 #define HT_IMAGEIO_PRIV_H
