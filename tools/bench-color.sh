@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 build=$1
 sizes=${2:-"2048 16384"}
 reps=${3:-3}
-ht=$build/tools/halftone
+ht=$build/tools/cli/halftone
 mk=$build/tools/ht-mkimage
 benchcuda=$build/cuda/ht-bench-cuda
 [ -x "$ht" ] && [ -x "$mk" ] || { echo "bench-color.sh: build $build first (no $ht or $mk)" >&2; exit 1; }

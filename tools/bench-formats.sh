@@ -18,7 +18,7 @@ sizes=${2:-4096 16384}
 runs=${3:-5}
 work=${4:-/tmp/ht-bench-formats}
 here=$(cd "$(dirname "$0")/.." && pwd)
-ht=$(cd "$build" && pwd)/tools/halftone
+ht=$(cd "$build" && pwd)/tools/cli/halftone
 mk=$(cd "$build" && pwd)/tools/ht-mkimage
 # /usr/bin first: a convert earlier in PATH may not be ImageMagick's
 im=/usr/bin/convert

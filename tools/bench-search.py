@@ -53,7 +53,7 @@ def cpu_name():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="build", help="build folder with tools/halftone and tools/ht-mkimage")
+    ap.add_argument("--build", default="build", help="build folder with tools/cli/halftone and tools/ht-mkimage")
     ap.add_argument("--sizes", default="512", help="square sides, comma-separated (default 512, the paper's)")
     ap.add_argument("--methods", default="floyd-steinberg,dbs,pes,les")
     ap.add_argument("--threads", default="1,0", help="thread counts, 0 = all (default 1,0)")
@@ -62,7 +62,7 @@ def main():
     ap.add_argument("--schedules", default="parallel")
     ap.add_argument("--image", default=os.path.join(ROOT, "data", "sample.png"))
     a = ap.parse_args()
-    halftone = os.path.join(a.build, "tools", "halftone")
+    halftone = os.path.join(a.build, "tools", "cli", "halftone")
     mkimage = os.path.join(a.build, "tools", "ht-mkimage")
     ncpu = len(os.sched_getaffinity(0))
     work = tempfile.mkdtemp(prefix="bench-search-")

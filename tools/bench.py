@@ -12,7 +12,7 @@ and judged by the same metrics.
                                                  # arithmetic alone (--spin), each core pinned alone
 
 Python 3 standard library only. Needs a build (default ./build, or
---build DIR) with tools/halftone, tools/ht-mkimage and tools/ht-metrics.
+--build DIR) with tools/cli/halftone, tools/ht-mkimage and tools/ht-metrics.
 Test images are the centre square of data/coffee.png resized bilinearly
 by ht-mkimage; Floyd-Steinberg, 8-bit PGM in, 1-bit PBM out.
 
@@ -130,7 +130,7 @@ class Bench:
     def __init__(self, args):
         self.args = args
         b = args.build if os.path.isabs(args.build) else os.path.join(ROOT, args.build)
-        self.halftone = os.path.join(b, "tools", "halftone")
+        self.halftone = os.path.join(b, "tools", "cli", "halftone")
         self.mkimage = os.path.join(b, "tools", "ht-mkimage")
         self.metrics = os.path.join(b, "tools", "ht-metrics")
         self.throughput = os.path.join(b, "tools", "ht-throughput")

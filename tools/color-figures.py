@@ -14,7 +14,7 @@ BENCHMARKS.md "Plane-dependent colour"), made by the halftone CLI:
 Python standard library only (tests/pnm.py writes the PNGs; the plot is
 drawn here, text in a 5x7 pixel font).
 
-    python3 tools/color-figures.py --halftone build/tools/halftone \\
+    python3 tools/color-figures.py --halftone build/tools/cli/halftone \\
         [--step 0.05] [--seed 1] [--plot docs/color-figure6.png] \\
         [--ramps docs/color-ramps.png] > table.md
 """
