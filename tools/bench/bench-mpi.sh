@@ -6,7 +6,7 @@
 # single-thread processes of `halftone --variant stream` at once, measured
 # in the same run.
 #
-#   tools/bench-mpi.sh BUILD_DIR [SIZE] [RANKS] [FILTERS]
+#   tools/bench/bench-mpi.sh BUILD_DIR [SIZE] [RANKS] [FILTERS]
 #     SIZE     side of the square test image (default 16384)
 #     RANKS    default "1 2 4 8 16"
 #     FILTERS  default "floyd-steinberg jarvis-judice-ninke"
@@ -15,11 +15,11 @@
 #
 # Prints one line per measurement, "name: value", for the tables.
 set -euo pipefail
-build=${1:?usage: tools/bench-mpi.sh BUILD_DIR [SIZE] [RANKS] [FILTERS]}
+build=${1:?usage: tools/bench/bench-mpi.sh BUILD_DIR [SIZE] [RANKS] [FILTERS]}
 size=${2:-16384}
 ranks=${3:-1 2 4 8 16}
 filters=${4:-floyd-steinberg jarvis-judice-ninke}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/ht-bench-mpi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 launch=(mpirun --bind-to core)
@@ -28,7 +28,7 @@ ompi=$(mpirun --version 2>/dev/null || true)
 if [[ $ompi =~ Open\ MPI\)?\ [1-4]\. ]]; then launch+=(-q); fi
 [ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
 img=$work/img.pgm
-"$build/tools/ht-mkimage" "$root/data/fixtures/photo-crop.pgm" "$size" "$img"
+"$build/tools/bench/ht-mkimage" "$root/data/fixtures/photo-crop.pgm" "$size" "$img"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "image: ${size}x${size} 8-bit PGM, output 1-bit PBM"

@@ -282,7 +282,7 @@ int main(int argc, char **argv)
   }
   fprintf(o, "### GPU: %s\n\n", info.name);
   fprintf(o, "%s, compute capability %d.%d, %d multiprocessors, %.0f GiB; CUDA driver %d.%d, runtime %d.%d; "
-             "measured %s by `tools/bench-gpu.sh` (`ht-bench-cuda --reps %d`).\n\n",
+             "measured %s by `tools/bench/bench-gpu.sh` (`ht-bench-cuda --reps %d`).\n\n",
           info.name, info.cc_major, info.cc_minor, info.multiprocessors, (double)info.memory / (1 << 30),
           info.driver_version / 1000, info.driver_version % 1000 / 10, info.runtime_version / 1000,
           info.runtime_version % 1000 / 10, date, reps);
