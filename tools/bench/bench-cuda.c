@@ -12,6 +12,10 @@
  *   ht-bench-cuda [--sizes 1,2,4,...] [--reps N] [--no-paper] [--out FILE]
  * Exits 77 when no GPU is usable. */
 #include "halftone.h"
+/* cuda/module.h is the CUDA module's ABI (the versioned table that
+ * core/cuda_loader.c loads, HT_CUDA_ABI), not libhalftone's API: this
+ * benchmark opens the module itself and calls its kernel and transfer
+ * hooks straight, so it depends on that ABI and is rebuilt with it. */
 #include "module.h"
 
 #include <dlfcn.h>
