@@ -18,8 +18,9 @@ import tempfile
 
 # ------------------------------------------------------------ image files
 
-# tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
+# cases.py one folder up; pnm.py in imageio/, shared with tools/bench/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 from cases import Skip, check, run_case  # noqa: E402
 from pnm import FormatError, read_png, read_pnm, write_png, write_pnm  # noqa: E402
 

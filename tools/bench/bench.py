@@ -36,8 +36,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import pnm  # noqa: E402  (tests/pnm.py: the PNG and PGM files, shared with the tests)
+sys.path.insert(0, os.path.join(ROOT, "imageio"))
+import pnm  # noqa: E402  (imageio/pnm.py: the PNG and PGM files, shared with the tests)
 
 # Table V (1), Core i7-3770K (3.5 GHz), one thread, milliseconds.
 PAPER_SIZES = [1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384]
@@ -146,7 +146,7 @@ class Bench:
     def source(self):
         """The photo as ht-mkimage can read it: the PNG itself, or, in a
         build without libpng (the GPU machine may lack it), a PGM of its
-        luma decoded here (tests/pnm.py)."""
+        luma decoded here (imageio/pnm.py)."""
         png = os.path.join(ROOT, "data", "coffee.png")
         probe = os.path.join(self.work, "probe.pgm")
         if subprocess.run([self.mkimage, png, "8", probe], capture_output=True).returncode == 0:
