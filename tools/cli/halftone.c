@@ -188,20 +188,24 @@ int main(int argc, char **argv)
     return quit(ctx, usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm, .png, .tif "
                                  "or .tiff (or be /dev/null), or give --format",
                                  o.output));
-  /* the null device takes whatever PNG would (nothing is written) */
-  bool png_like = kind == HTI_PNG || kind == HTI_TIFF || kind == HTI_NULL;
-  if (o.compression >= 0 && kind != HTI_TIFF && kind != HTI_NULL)
+  /* imageio's row for it: what it holds, whether this build has it */
+  const hti_format *fmt = hti_format_of((hti_kind)kind);
+  /* a format of every layout (alpha kept; 1, 8 or 16 bits): PNG, TIFF,
+   * and the null device, which takes whatever PNG would */
+  bool png_like = hti_format_writes(fmt, 4, 16);
+  if (o.compression >= 0 && !fmt->compression && kind != HTI_NULL)
     return quit(ctx, usage_error("--compression is for TIFF output, and %s is %s", o.output,
                                  hti_kind_name((hti_kind)kind)));
-  if (kind == HTI_TIFF && !hti_have_tiff())
-    return quit(ctx, usage_error("%s: this build has no TIFF support (libtiff was not found)", o.output));
+  if (!fmt->built) {
+    char why[128];
+    hti_format_missing(fmt, why, sizeof why);
+    return quit(ctx, usage_error("%s: %s", o.output, why));
+  }
   if (kind == HTI_PBM && o.nplane_levels > 0)
     return quit(ctx, usage_error("%s: PBM holds one plane; per-plane --levels need .ppm or .png", o.output));
   if (kind == HTI_PBM && o.levels != 2)
     return quit(ctx, usage_error("%s: PBM holds 2 levels only; use .pgm or .png for --levels %d", o.output,
                                  o.levels));
-  if (kind == HTI_PNG && !hti_have_png())
-    return quit(ctx, usage_error("%s: this build has no PNG support (libpng was not found)", o.output));
 
   char err[512];
   hti_dest dest;
@@ -287,7 +291,7 @@ int main(int argc, char **argv)
     notice_add(&notes, "%s: %s has no alpha channel; the input's alpha is dropped", o.output,
                hti_kind_name((hti_kind)kind));
 
-  if (kind == HTI_TIFF && o.compression == HTI_COMPRESS_G4 && !(depth == 1 && file_channels == 1)) {
+  if (fmt->compression && o.compression == HTI_COMPRESS_G4 && !(depth == 1 && file_channels == 1)) {
     hti_release(&im);
     hti_dest_close(&dest);
     return quit(ctx, usage_error("%s: --compression g4 holds 1-bit gray only (2 levels, one plane, no alpha)",
@@ -302,7 +306,7 @@ int main(int argc, char **argv)
     return quit(ctx, 1);
   }
   /* resolution and ICC profile, where the output holds them */
-  bool holds_meta = kind == HTI_PNG || kind == HTI_TIFF;
+  bool holds_meta = fmt->metadata;
   out.xdpi = o.dpi > 0 ? o.dpi : im.xdpi;
   out.ydpi = o.dpi > 0 ? o.dpi : im.ydpi;
   out.compression = o.compression >= 0 ? (hti_compression)o.compression : HTI_COMPRESS_AUTO;
