@@ -3,8 +3,8 @@ check, default_signals, and run_case, which runs one case of a script and turns 
 ends into the exit status that `meson test` reads: 0 passed, 1 failed,
 77 skipped.
 
-The scripts find this module as they find pnm.py, by a path relative to
-their own file:
+The scripts find this module by a path relative to their own file (and
+imageio/pnm.py likewise, two folders up and into imageio/):
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 """

@@ -5,6 +5,6 @@
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
-ninja -C "$build" tools/halftone tools/ht-metrics >/dev/null
-exec python3 tests/cli/test_cli.py "$build/tools/halftone" "$build/tools/ht-metrics" data \
+ninja -C "$build" tools/cli/halftone tools/bench/ht-metrics >/dev/null
+exec python3 tests/cli/test_cli.py "$build/tools/cli/halftone" "$build/tools/bench/ht-metrics" data \
   tests/cli/golden.txt --write-golden

@@ -1,4 +1,4 @@
-/* test-g4: the TIFF writer's own CCITT G4 coder (tools/imageio_g4.c)
+/* test-g4: the TIFF writer's own CCITT G4 coder (imageio/imageio_g4.c)
  * against libtiff. Every image is coded by hti_g4_encode, put into a
  * TIFF as its one strip (TIFFWriteRawStrip) and decoded by libtiff's
  * G4 decoder (TIFFReadEncodedStrip): the rows must come back bit for

@@ -19,8 +19,9 @@ import tempfile
 
 # ------------------------------------------------------------ image files
 
-# tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
+# cases.py one folder up; pnm.py in imageio/, shared with tools/bench/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 from cases import Skip, check, run_case  # noqa: E402
 from pnm import FormatError, read_png, read_pnm, write_png, write_pnm  # noqa: E402
 
@@ -642,7 +643,7 @@ def case_golden(env):
 def case_mkimage(env):
     """ht-mkimage (the benchmark's image maker): right size, a flat image
     stays flat, and the photo's tone survives the resize."""
-    mk = os.path.join(os.path.dirname(env.halftone), "ht-mkimage")
+    mk = os.path.join(os.path.dirname(env.metrics), "ht-mkimage")  # the benchmark helpers share a folder
     if not os.access(mk, os.X_OK):
         raise Skip("ht-mkimage not built")
     write_pnm(env.path("flat.pgm"), "P5", 30, 20, 255, [77] * 600)
@@ -668,7 +669,7 @@ def case_throughput(env):
     report their images per second, or with --spin their steps of
     arithmetic per second; bad arguments and a bad image get a one-line
     error and exit code 2 / 1."""
-    tp = os.path.join(os.path.dirname(env.halftone), "ht-throughput")
+    tp = os.path.join(os.path.dirname(env.metrics), "ht-throughput")
     if not os.access(tp, os.X_OK):
         raise Skip("ht-throughput not built")
     rc, out, err = env.run(env.crop, 2, "0.2", tool=tp)

@@ -17,7 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+# cases.py one folder up; pnm.py in imageio/, shared with tools/bench/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 from cases import Skip, check, run_case  # noqa: E402
 from pnm import FormatError, png_chunk, read_pnm, write_pnm  # noqa: E402
 

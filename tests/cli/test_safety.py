@@ -50,7 +50,7 @@ from test_cli import write_pnm, FormatError  # noqa: E402,F401
 
 
 def mkimage(env):
-    return os.path.join(os.path.dirname(env.halftone), "ht-mkimage")
+    return os.path.join(os.path.dirname(env.metrics), "ht-mkimage")  # beside ht-metrics, the other helper
 
 
 def one_line(err, pattern, what):

@@ -22,7 +22,9 @@ import sys
 import tempfile
 import time
 
+# cases.py one folder up; pnm.py in imageio/, shared with tools/bench/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 from cases import Skip, check, default_signals, run_case  # noqa: E402
 from pnm import FormatError, read_pnm, write_pnm  # noqa: E402
 

@@ -1,4 +1,4 @@
-/* libFuzzer target: the image readers of the tools (tools/imageio.h):
+/* libFuzzer target: the image readers of the tools (imageio/imageio.h):
  * PBM/PGM/PPM/PAM in every variant, PNG, TIFF and JPEG. The input is given to
  * hti_read twice: as a regular file (a memfd, mapped as a file on disk
  * is) and, when it fits in a pipe's buffer, through a pipe (read as far

@@ -4,15 +4,15 @@ the `halftone` CLI gives for the same parameters, on a real photograph.
 
 Usage: gegl-vs-cli.py GEGL HALFTONE PHOTO WORKDIR
 Exit 77 (skip) when the gegl program or the halftone CLI is missing.
-Python standard library only (the PNG and PGM readers of tests/pnm.py).
+Python standard library only (the PNG and PGM readers of imageio/pnm.py).
 """
 import os
 import shutil
 import subprocess
 import sys
 
-# tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+# pnm.py in imageio/, shared with the other suites and tools/bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'imageio'))
 from pnm import normalized, read_image, write_png  # noqa: E402
 
 

@@ -14,8 +14,8 @@ import shutil
 import subprocess
 import sys
 
-# tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+# pnm.py in imageio/, shared with the other suites and tools/bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'imageio'))
 from pnm import png_idat, read_image  # noqa: E402
 from gimp2 import GIMP, Tally, as_gray16, load_call_save, run_batch, scheme_str, workspace  # noqa: E402
 

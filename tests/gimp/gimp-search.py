@@ -17,8 +17,8 @@ import subprocess
 import sys
 import time
 
-# tests/pnm.py (one folder up), shared with the other suites and tools/bench.py
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+# pnm.py in imageio/, shared with the other suites and tools/bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'imageio'))
 from pnm import read_image  # noqa: E402
 from gimp2 import GIMP, Tally, as_gray16, load_call_save, run_batch, workspace  # noqa: E402
 

@@ -24,7 +24,8 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+# pnm.py in imageio/, shared with the other suites and tools/bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'imageio'))
 from pnm import read_image  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 /* The CCITT G4 round trip shared by test-g4.c (suite cli) and
- * fuzz-imageio.c (suite fuzz): a strip coded by tools/imageio_g4.c is put
+ * fuzz-imageio.c (suite fuzz): a strip coded by imageio/imageio_g4.c is put
  * into a one-strip TIFF and decoded by libtiff's own G4 decoder. Needs
  * libtiff (callers build it under HT_HAVE_TIFF). */
 #ifndef HT_G4_H

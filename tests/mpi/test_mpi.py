@@ -33,7 +33,9 @@ import subprocess
 import sys
 import tempfile
 
+# cases.py one folder up; pnm.py in imageio/, shared with tools/bench/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 import pnm  # noqa: E402
 from cases import SKIP, Fail, check, run_case  # noqa: E402
 

@@ -299,3 +299,8 @@ bool hti_decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, 
   return true;
 }
 
+
+bool hti_write_pnm(const hti_out *o, int fd, char *err, size_t n)
+{
+  return hti_write_all(fd, o->file, o->file_len, err, n);
+}

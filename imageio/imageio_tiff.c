@@ -31,8 +31,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool hti_have_tiff(void) { return HT_HAVE_TIFF; }
-
 #if HT_HAVE_TIFF
 #include <tiffio.h>
 

@@ -1,5 +1,7 @@
 """Netpbm (PBM, PGM, PPM) and PNG files, read and written with the Python
-standard library only, for the test scripts and tools/bench.py.
+standard library only, for the test scripts (tests/) and the benchmark
+and figure scripts (tools/bench/). It shares no code with the C library
+beside it (imageio.h): the tests check that library's files against it.
 
 The tests compare pixels across formats and across programs (the CLI,
 `gegl`, GIMP), so every reader returns the same thing for the same
@@ -10,9 +12,9 @@ as 1.
 
 The scripts live in different folders and are run by `meson test` from
 the build folder, so they find this module by a path relative to their
-own file:
+own file, from a folder two below the repository's root:
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'imageio'))
     import pnm
 
 A malformed or unsupported file raises FormatError (a ValueError).
@@ -135,7 +137,7 @@ def read_pnm(path):
     return Pnm(kind, w, h, maxval, list(struct.unpack(">%dH" % n, body)))
 
 
-def write_pnm(path, kind, w, h, maxval, samples, comment="written by tests/pnm.py"):
+def write_pnm(path, kind, w, h, maxval, samples, comment="written by imageio/pnm.py"):
     """Writes samples as a Netpbm file of the given kind ('P1' .. 'P6').
     For P1 and P4 the samples are 0 (black) / 1 (white) and maxval is not
     written. The header carries one comment line unless comment is None

@@ -17,7 +17,7 @@
  *
  * Files: each rank reads its own rows of the PBM/PGM/PPM input and
  * writes its own rows of the output with MPI-IO; no rank holds the whole
- * image. Rank 0 claims the output first (tools/imageio's hti_dest_open:
+ * image. Rank 0 claims the output first (imageio's hti_dest_open:
  * the same checks as halftone, a temporary file beside it); every rank
  * writes into that temporary file, and rank 0 renames it over the
  * destination only when every rank said it succeeded (MPI_Allreduce).
@@ -364,7 +364,7 @@ static void choose_shape(layout *l, const options *o, int carry)
 }
 
 /* The 8-bit gray of input pixel x of a native row, as the CLI's metrics
- * see it (tools/imageio's hti_gray8: the luma of colour input). */
+ * see it (imageio's hti_gray8: the luma of colour input). */
 static int64_t gray8(const layout *l, const uint8_t *row, int64_t x)
 {
   const bool two = hmpi_sample_bytes(&l->hd) == 2;

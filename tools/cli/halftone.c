@@ -183,25 +183,34 @@ int main(int argc, char **argv)
   if (kind != HTI_NULL && o.format >= 0)
     kind = o.format;
   if (kind < 0 && to_stdout)
-    return quit(ctx, usage_error("OUTPUT - (standard output) needs --format pbm, pgm, ppm, png or tiff"));
-  if (kind < 0)
-    return quit(ctx, usage_error("%s: unknown output type; the name must end in .pbm, .pgm, .ppm, .png, .tif "
-                                 "or .tiff (or be /dev/null), or give --format",
-                                 o.output));
-  /* the null device takes whatever PNG would (nothing is written) */
-  bool png_like = kind == HTI_PNG || kind == HTI_TIFF || kind == HTI_NULL;
-  if (o.compression >= 0 && kind != HTI_TIFF && kind != HTI_NULL)
-    return quit(ctx, usage_error("--compression is for TIFF output, and %s is %s", o.output,
-                                 hti_kind_name((hti_kind)kind)));
-  if (kind == HTI_TIFF && !hti_have_tiff())
-    return quit(ctx, usage_error("%s: this build has no TIFF support (libtiff was not found)", o.output));
+    return quit(ctx, usage_error("OUTPUT - (standard output) needs --format %s", format_names_or()));
+  if (kind < 0) {
+    char endings[128];
+    format_list(endings, sizeof endings, FORMATS_WRITTEN, FORMAT_EXTENSIONS, " or ");
+    return quit(ctx, usage_error("%s: unknown output type; the name must end in %s (or be /dev/null), or give "
+                                 "--format", o.output, endings));
+  }
+  /* imageio's row for it: what it holds, whether this build has it */
+  const hti_format *fmt = hti_format_of((hti_kind)kind);
+  /* a format of every layout (alpha kept; 1, 8 or 16 bits): PNG, TIFF,
+   * and the null device, which takes whatever PNG would */
+  bool png_like = hti_format_writes(fmt, 4, 16);
+  if (o.compression >= 0 && !fmt->compression && kind != HTI_NULL) {
+    char compressed[64];
+    format_list(compressed, sizeof compressed, FORMATS_COMPRESSED, FORMAT_LABEL, " or ");
+    return quit(ctx, usage_error("--compression is for %s output, and %s is %s", compressed, o.output,
+                                 fmt->label));
+  }
+  if (!fmt->built) {
+    char why[128];
+    hti_format_missing(fmt, why, sizeof why);
+    return quit(ctx, usage_error("%s: %s", o.output, why));
+  }
   if (kind == HTI_PBM && o.nplane_levels > 0)
     return quit(ctx, usage_error("%s: PBM holds one plane; per-plane --levels need .ppm or .png", o.output));
   if (kind == HTI_PBM && o.levels != 2)
     return quit(ctx, usage_error("%s: PBM holds 2 levels only; use .pgm or .png for --levels %d", o.output,
                                  o.levels));
-  if (kind == HTI_PNG && !hti_have_png())
-    return quit(ctx, usage_error("%s: this build has no PNG support (libpng was not found)", o.output));
 
   char err[512];
   hti_dest dest;
@@ -288,7 +297,7 @@ int main(int argc, char **argv)
     notice_add(&notes, "%s: %s has no alpha channel; the input's alpha is dropped", o.output,
                hti_kind_name((hti_kind)kind));
 
-  if (kind == HTI_TIFF && o.compression == HTI_COMPRESS_G4 && !(depth == 1 && file_channels == 1)) {
+  if (fmt->compression && o.compression == HTI_COMPRESS_G4 && !(depth == 1 && file_channels == 1)) {
     hti_release(&im);
     hti_dest_close(&dest);
     return quit(ctx, usage_error("%s: --compression g4 holds 1-bit gray only (2 levels, one plane, no alpha)",
@@ -303,14 +312,18 @@ int main(int argc, char **argv)
     return quit(ctx, 1);
   }
   /* resolution and ICC profile, where the output holds them */
-  bool holds_meta = kind == HTI_PNG || kind == HTI_TIFF;
+  bool holds_meta = fmt->metadata;
   out.xdpi = o.dpi > 0 ? o.dpi : im.xdpi;
   out.ydpi = o.dpi > 0 ? o.dpi : im.ydpi;
   out.compression = o.compression >= 0 ? (hti_compression)o.compression : HTI_COMPRESS_AUTO;
   out.threads = o.threads; /* --threads bounds the TIFF coders too */
-  if (o.dpi > 0 && !holds_meta && kind != HTI_NULL)
-    notice_add(&notes, "%s: %s has no place for a resolution; --dpi is not kept (write .png or .tif)", o.output,
-               hti_kind_name((hti_kind)kind));
+  if (o.dpi > 0 && !holds_meta && kind != HTI_NULL) {
+    char keeping[64], advice[80] = ""; /* where this build can keep it */
+    if (format_list(keeping, sizeof keeping, FORMATS_WRITTEN | FORMATS_METADATA, FORMAT_EXTENSION, " or ") > 0)
+      snprintf(advice, sizeof advice, " (write %s)", keeping);
+    notice_add(&notes, "%s: %s has no place for a resolution; --dpi is not kept%s", o.output,
+               hti_kind_name((hti_kind)kind), advice);
+  }
   char icc_space[16] = "", icc_desc[128] = "", icc_fate[160] = "";
   if (im.icc && hti_icc_info(im.icc, im.icc_len, icc_space, sizeof icc_space, icc_desc, sizeof icc_desc)) {
     const char *want = planes == 1 ? "GRAY" : "RGB";

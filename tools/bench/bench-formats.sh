@@ -8,8 +8,8 @@
 # is printed, with the ratio and the output sizes, and our three outputs
 # are checked to hold the same pixels.
 #
-# usage: tools/bench-formats.sh BUILD_DIR [SIZES] [RUNS] [WORKDIR]
-#   e.g. tools/bench-formats.sh build-bench "4096 16384" 5 /tmp/htfmt
+# usage: tools/bench/bench-formats.sh BUILD_DIR [SIZES] [RUNS] [WORKDIR]
+#   e.g. tools/bench/bench-formats.sh build-bench "4096 16384" 5 /tmp/htfmt
 # Needs netpbm and imagemagick (Debian packages of those names).
 set -eu
 
@@ -17,9 +17,9 @@ build=${1:?usage: $0 BUILD_DIR [SIZES] [RUNS] [WORKDIR]}
 sizes=${2:-4096 16384}
 runs=${3:-5}
 work=${4:-/tmp/ht-bench-formats}
-here=$(cd "$(dirname "$0")/.." && pwd)
-ht=$(cd "$build" && pwd)/tools/halftone
-mk=$(cd "$build" && pwd)/tools/ht-mkimage
+here=$(cd "$(dirname "$0")/../.." && pwd)
+ht=$(cd "$build" && pwd)/tools/cli/halftone
+mk=$(cd "$build" && pwd)/tools/bench/ht-mkimage
 # /usr/bin first: a convert earlier in PATH may not be ImageMagick's
 im=/usr/bin/convert
 for t in "$ht" "$mk" "$im" pgmtopbm pnmtotiff pnmtopng tifftopnm pngtopnm; do

@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool hti_have_jpeg(void) { return HT_HAVE_JPEG; }
-
 #if HT_HAVE_JPEG
 #include <jerror.h>
 #include <jpeglib.h>

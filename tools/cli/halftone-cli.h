@@ -63,6 +63,30 @@ void print_help(FILE *f);
  * says it ("--algorithm les or pes"), into buf. */
 void where_used(int id, char *buf, size_t size);
 
+/* imageio's formats in lists (halftone-formats.c): those that have every
+ * property in `which` (none: all), */
+enum {
+  FORMATS_WRITTEN = 1,    /* written into files by this build          */
+  FORMATS_METADATA = 2,   /* kept with the resolution and ICC profile  */
+  FORMATS_COMPRESSED = 4, /* taking --compression                      */
+};
+/* by */
+typedef enum {
+  FORMAT_NAME,       /* "tiff"                                         */
+  FORMAT_EXTENSIONS, /* ".tif", ".tiff"                                */
+  FORMAT_EXTENSION,  /* the first alone: ".tif"                        */
+  FORMAT_LABEL,      /* "TIFF"                                         */
+} format_field;
+/* joined "a, b or c" (last_sep before the last) into buf; returns how
+ * many there are. */
+int format_list(char *buf, size_t size, unsigned which, format_field field, const char *last_sep);
+/* What --format takes in this build, "pbm, pgm, ppm, png or tiff", and
+ * --compression, "g4, deflate, lzw or none" (static buffers). */
+const char *format_names_or(void);
+const char *compressions_or(void);
+/* --compression's help: the formats, the names with notes, the default. */
+void compression_help(char *buf, size_t size);
+
 /* Returns -1 to go on, else the exit status. */
 int parse_args(int argc, char **argv, options *o);
 /* The parameters and a context for the options (ht_check included);

@@ -158,11 +158,11 @@ int parse_args(int argc, char **argv, options *o)
     }
     case OPT_FORMAT:
       if ((o->format = hti_kind_from_name(arg)) < 0)
-        return usage_error("--format must be pbm, pgm, ppm, png or tiff, not '%s'", arg);
+        return usage_error("--format must be %s, not '%s'", format_names_or(), arg);
       break;
     case OPT_COMPRESSION:
       if ((o->compression = hti_compression_from_name(arg)) < 0)
-        return usage_error("--compression must be g4, deflate, lzw or none, not '%s'", arg);
+        return usage_error("--compression must be %s, not '%s'", compressions_or(), arg);
       break;
     case OPT_INTERPLANE: { /* F[,B]: both inter-plane weights, B = F when left out */
       char buf[64];

@@ -5,14 +5,15 @@
 root), plus the tools a user would otherwise pick, timed as whole processes
 and judged by the same metrics.
 
-    python3 tools/bench.py                       # full run: 1K..16K, writes BENCHMARKS.md
-    python3 tools/bench.py --sizes 1024,2048 --quick
-    python3 tools/bench.py --cpu-scaling         # wavefront at 1, 2, 4, 8, 16 threads only, beside
-                                                 # the machine: independent threads (ht-throughput),
-                                                 # arithmetic alone (--spin), each core pinned alone
+    python3 tools/bench/bench.py                       # full run: 1K..16K, writes BENCHMARKS.md
+    python3 tools/bench/bench.py --sizes 1024,2048 --quick
+    python3 tools/bench/bench.py --cpu-scaling         # wavefront at 1, 2, 4, 8, 16 threads only, beside
+                                                       # the machine: independent threads (ht-throughput),
+                                                       # arithmetic alone (--spin), each core pinned alone
 
 Python 3 standard library only. Needs a build (default ./build, or
---build DIR) with tools/halftone, tools/ht-mkimage and tools/ht-metrics.
+--build DIR) with tools/cli/halftone, tools/bench/ht-mkimage and
+tools/bench/ht-metrics.
 Test images are the centre square of data/coffee.png resized bilinearly
 by ht-mkimage; Floyd-Steinberg, 8-bit PGM in, 1-bit PBM out.
 
@@ -34,9 +35,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import pnm  # noqa: E402  (tests/pnm.py: the PNG and PGM files, shared with the tests)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "imageio"))
+import pnm  # noqa: E402  (imageio/pnm.py: the PNG and PGM files, shared with the tests)
 
 # Table V (1), Core i7-3770K (3.5 GHz), one thread, milliseconds.
 PAPER_SIZES = [1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384]
@@ -130,10 +131,10 @@ class Bench:
     def __init__(self, args):
         self.args = args
         b = args.build if os.path.isabs(args.build) else os.path.join(ROOT, args.build)
-        self.halftone = os.path.join(b, "tools", "halftone")
-        self.mkimage = os.path.join(b, "tools", "ht-mkimage")
-        self.metrics = os.path.join(b, "tools", "ht-metrics")
-        self.throughput = os.path.join(b, "tools", "ht-throughput")
+        self.halftone = os.path.join(b, "tools", "cli", "halftone")
+        self.mkimage = os.path.join(b, "tools", "bench", "ht-mkimage")
+        self.metrics = os.path.join(b, "tools", "bench", "ht-metrics")
+        self.throughput = os.path.join(b, "tools", "bench", "ht-throughput")
         for exe in (self.halftone, self.mkimage, self.metrics, self.throughput):
             if not os.access(exe, os.X_OK):
                 sys.exit("bench.py: %s is missing; build first: meson setup %s && ninja -C %s"
@@ -145,7 +146,7 @@ class Bench:
     def source(self):
         """The photo as ht-mkimage can read it: the PNG itself, or, in a
         build without libpng (the GPU machine may lack it), a PGM of its
-        luma decoded here (tests/pnm.py)."""
+        luma decoded here (imageio/pnm.py)."""
         png = os.path.join(ROOT, "data", "coffee.png")
         probe = os.path.join(self.work, "probe.pgm")
         if subprocess.run([self.mkimage, png, "8", probe], capture_output=True).returncode == 0:
@@ -377,7 +378,7 @@ class Bench:
 
 
 def luma8(r, g, b):
-    """Rec. 709 luma as hti_gray8 (tools/imageio_read.c) computes it: the
+    """Rec. 709 luma as hti_gray8 (imageio/imageio_read.c) computes it: the
     library's weights in 1/65536 on values scaled to 16 bits."""
     y = (13933 * r * 257 + 46871 * g * 257 + 4732 * b * 257 + 32768) >> 16
     return (y + 128) // 257
@@ -446,7 +447,7 @@ def main():
     ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"), help="file with the markers")
     ap.add_argument("--no-write", action="store_true", help="print the tables only")
     args = ap.parse_args()
-    command = "python3 tools/bench.py" + "".join(" " + a for a in sys.argv[1:])
+    command = "python3 tools/bench/bench.py" + "".join(" " + a for a in sys.argv[1:])
 
     sizes = [int(s) for s in (args.sizes or "1024,2048,4096,8192,16384").split(",") if s.strip()]
     bench = Bench(args)

@@ -14,7 +14,7 @@
  * average error (0..255). The GPU is opened by a run on a tiny image
  * first; that time is printed on its own line. */
 #include "halftone.h"
-#include "search/search.h"
+#include "bench-internal.h" /* the last search run's counters (ht_sx_last_*) */
 
 #include <math.h>
 #include <stdio.h>

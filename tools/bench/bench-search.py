@@ -3,9 +3,9 @@
 Nakano, "GPU-accelerated Digital Halftoning by the Local Exhaustive
 Search" (../shared/papers/local-exhaustive-search-gpu.md), Tables I and II.
 
-    python3 tools/bench-search.py --build build-19                     # 512: LES, PES, DBS, FS; 1 and all threads
-    python3 tools/bench-search.py --sizes 256,512,1024 --methods dbs --threads 1,0
-    python3 tools/bench-search.py --sizes 128 --inits floyd-steinberg,random --schedules parallel,raster
+    python3 tools/bench/bench-search.py --build build-19                     # 512: LES, PES, DBS, FS; 1 and all threads
+    python3 tools/bench/bench-search.py --sizes 256,512,1024 --methods dbs --threads 1,0
+    python3 tools/bench/bench-search.py --sizes 128 --inits floyd-steinberg,random --schedules parallel,raster
 
 Each row is one `halftone --bench 1 --metrics` run: the time of the
 halftoning alone (no file I/O, as the paper's), the rounds and the eye
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Table I (seconds, 512 x 512 Lena, m = 4, sigma 1, w = 3) and Table II
 # (average error) of the paper.
@@ -53,7 +53,7 @@ def cpu_name():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="build", help="build folder with tools/halftone and tools/ht-mkimage")
+    ap.add_argument("--build", default="build", help="build folder with tools/cli/halftone and tools/bench/ht-mkimage")
     ap.add_argument("--sizes", default="512", help="square sides, comma-separated (default 512, the paper's)")
     ap.add_argument("--methods", default="floyd-steinberg,dbs,pes,les")
     ap.add_argument("--threads", default="1,0", help="thread counts, 0 = all (default 1,0)")
@@ -62,13 +62,13 @@ def main():
     ap.add_argument("--schedules", default="parallel")
     ap.add_argument("--image", default=os.path.join(ROOT, "data", "sample.png"))
     a = ap.parse_args()
-    halftone = os.path.join(a.build, "tools", "halftone")
-    mkimage = os.path.join(a.build, "tools", "ht-mkimage")
+    halftone = os.path.join(a.build, "tools", "cli", "halftone")
+    mkimage = os.path.join(a.build, "tools", "bench", "ht-mkimage")
     ncpu = len(os.sched_getaffinity(0))
     work = tempfile.mkdtemp(prefix="bench-search-")
     print("Machine: %s, %d threads available; %s UTC" % (cpu_name(), ncpu,
                                                          datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")))
-    print("Command: python3 tools/bench-search.py " + " ".join(sys.argv[1:]))
+    print("Command: python3 tools/bench/bench-search.py " + " ".join(sys.argv[1:]))
     print()
     print("| size | method | init | schedule | threads | rounds | eye error | paper's error | time (s) "
           "| 1-thread / threads (s) | paper's time (s) |")

@@ -1,5 +1,5 @@
 /* ht-throughput: the machine's ceiling for the threaded wavefront, for
- * the benchmark (tools/bench.py --cpu-scaling).
+ * the benchmark (tools/bench/bench.py --cpu-scaling).
  *
  *   ht-throughput IMAGE THREADS SECONDS
  *
@@ -146,7 +146,7 @@ int main(int argc, char **argv)
          "       ht-throughput --spin THREADS SECONDS\n"
          "THREADS independent single-thread halftonings of IMAGE at once, for SECONDS:\n"
          "images per second of all of them together (the machine's ceiling for the\n"
-         "threaded wavefront; see tools/bench.py --cpu-scaling). With --spin, each\n"
+         "threaded wavefront; see tools/bench/bench.py --cpu-scaling). With --spin, each\n"
          "thread runs arithmetic that touches no memory instead: millions of steps\n"
          "per second of all of them together.");
     return 0;

@@ -4,7 +4,7 @@
  *
  * Input: PBM (P4), PGM (P5) and PPM (P6), any maxval, converted row by
  * row exactly as the halftone CLI's reader converts the whole file
- * (tools/imageio: P4 bits to 0/255, maxval 255 as it is, other maxvals
+ * (imageio/: P4 bits to 0/255, maxval 255 as it is, other maxvals
  * to 16 bits by round(s * 65535 / maxval), samples above maxval
  * refused), so both tools hand libhalftone the same samples. Output: PBM
  * (1 bit, levels 2) or PGM (8 bit), with the CLI's header. */

@@ -1,6 +1,7 @@
 /* Image files for the halftone tools: reading (loading a file or a
- * stream, dispatch by signature) and output buffers; see imageio.h. One
- * file a format: imageio_pnm.c, _png.c, _tiff.c, _jpeg.c; the
+ * stream, dispatch by signature through the format table) and output
+ * buffers; see imageio.h. One file a format: imageio_pnm.c, _png.c,
+ * _tiff.c, _jpeg.c; the table of them: imageio_formats.c; the
  * destination and signals: imageio_dest.c; what all of them use:
  * imageio_util.c. */
 #include "imageio_priv.h"
@@ -328,28 +329,15 @@ bool hti_read(const char *path, hti_image *img, char *err, size_t n)
   if (!load_file(path, img, &data, &len, err, n))
     return false;
   bool ok;
-  if (hti_pnm_signature(data, len)) {
-    ok = hti_decode_pnm(data, len, img, err, n);
-  } else if (hti_png_signature(data, len)) {
-#if HT_HAVE_PNG
-    ok = hti_decode_png(data, len, img, err, n);
-#else
-    ok = hti_fail(err, n, "is a PNG file, and this build has no PNG support (libpng was not found)");
-#endif
-  } else if (hti_tiff_signature(data, len)) {
-#if HT_HAVE_TIFF
-    ok = hti_decode_tiff(data, len, img, err, n);
-#else
-    ok = hti_fail(err, n, "is a TIFF file, and this build has no TIFF support (libtiff was not found)");
-#endif
-  } else if (hti_jpeg_signature(data, len)) {
-#if HT_HAVE_JPEG
-    ok = hti_decode_jpeg(data, len, img, err, n);
-#else
-    ok = hti_fail(err, n, "is a JPEG file, and this build has no JPEG support (libjpeg was not found)");
-#endif
-  } else {
+  const hti_format *f = hti_format_by_signature(data, len);
+  if (!f) {
     ok = hti_fail(err, n, "%s", unknown_signature);
+  } else if (!f->read) {
+    char why[128];
+    hti_format_missing(f, why, sizeof why);
+    ok = hti_fail(err, n, "is a %s file, and %s", f->label, why);
+  } else {
+    ok = f->read(data, len, img, err, n);
   }
   if (ok && img->map && img->pixels != NULL &&
       !(img->pixels >= (const uint8_t *)img->map && img->pixels < (const uint8_t *)img->map + img->map_len)) {
@@ -507,72 +495,26 @@ uint8_t *hti_gray8(const hti_image *im, int channel)
 /* --------------------------------------------------------------- output */
 
 
-int hti_kind_from_path(const char *path)
-{
-  if (hti_is_null_device(path))
-    return HTI_NULL;
-  const char *slash = strrchr(path, '/');
-  const char *dot = strrchr(slash ? slash + 1 : path, '.');
-  if (!dot)
-    return -1;
-  return hti_kind_from_name(dot + 1);
-}
-
-int hti_kind_from_name(const char *name)
-{
-  static const char *const names[] = { "pbm", "pgm", "ppm", "png", "tif", "tiff" };
-  for (int i = 0; i < 6; i++)
-    if (strcasecmp(name, names[i]) == 0)
-      return i < 4 ? i : HTI_TIFF;
-  return -1;
-}
-
-const char *hti_kind_name(hti_kind kind)
-{
-  static const char *const names[] = { "PBM", "PGM", "PPM", "PNG", "TIFF", "the null device" };
-  return (int)kind >= 0 && kind <= HTI_NULL ? names[kind] : "?";
-}
-
-int hti_compression_from_name(const char *name)
-{
-  static const char *const names[] = { "auto", "g4", "deflate", "lzw", "none" };
-  for (int i = 0; i < 5; i++)
-    if (strcasecmp(name, names[i]) == 0)
-      return i;
-  return -1;
-}
-
 bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
                   int depth, char *err, size_t n)
 {
   memset(o, 0, sizeof *o);
   if (width <= 0 || height <= 0 || width > HTI_MAX_SIDE || height > HTI_MAX_SIDE)
     return hti_fail(err, n, "bad output size %lldx%lld", (long long)width, (long long)height);
-  switch (kind) {
-  case HTI_PBM:
-    if (depth != 1 || channels != 1)
-      return hti_fail(err, n, "PBM holds black and white only (one plane, 2 levels)");
-    break;
-  case HTI_PGM:
-  case HTI_PPM:
-    if (depth != 8 || channels != (kind == HTI_PGM ? 1 : 3))
-      return hti_fail(err, n, "%s holds %s 8-bit samples", hti_kind_name(kind),
-                  kind == HTI_PGM ? "one plane of" : "three planes (RGB) of");
-    break;
-  case HTI_PNG:
-  case HTI_TIFF:
-  case HTI_NULL:
-    if (kind == HTI_PNG && !HT_HAVE_PNG)
-      return hti_fail(err, n, "this build has no PNG support (libpng was not found)");
-    if (kind == HTI_TIFF && !HT_HAVE_TIFF)
-      return hti_fail(err, n, "this build has no TIFF support (libtiff was not found)");
-    if (channels < 1 || channels > 4 || (depth != 1 && depth != 8 && depth != 16) ||
-        (depth == 1 && channels != 1))
-      return hti_fail(err, n, "unsupported %s layout (%d channels, %d-bit)", kind == HTI_TIFF ? "TIFF" : "PNG",
-                      channels, depth);
-    break;
-  default:
+  const hti_format *f = hti_format_of(kind);
+  if (!f || !f->depths)
     return hti_fail(err, n, "unknown output kind");
+  if (!f->built) {
+    char why[128];
+    hti_format_missing(f, why, sizeof why);
+    return hti_fail(err, n, "%s", why);
+  }
+  if (!hti_format_writes(f, channels, depth)) {
+    if (f->holds)
+      return hti_fail(err, n, "%s holds %s", f->label, f->holds);
+    /* the null device takes the layouts PNG would */
+    return hti_fail(err, n, "unsupported %s layout (%d channels, %d-bit)",
+                    kind == HTI_NULL ? hti_kind_name(HTI_PNG) : f->label, channels, depth);
   }
   o->kind = kind;
   o->width = width;

@@ -3,15 +3,15 @@
 # its Markdown table between "<!-- BEGIN gpu" and "<!-- END gpu -->" in
 # BENCHMARKS.md.
 #
-#   tools/bench-gpu.sh [--build DIR] [--arch sm_90] [--out FILE] [--no-update] [-- BENCH ARGS]
-#   tools/bench-gpu.sh --insert FILE     # put a table made elsewhere (e.g.
+#   tools/bench/bench-gpu.sh [--build DIR] [--arch sm_90] [--out FILE] [--no-update] [-- BENCH ARGS]
+#   tools/bench/bench-gpu.sh --insert FILE     # put a table made elsewhere (e.g.
 #                                        # on the GPU machine) into BENCHMARKS.md
 #
 # BENCH ARGS go to ht-bench-cuda (--sizes 1,2,4 --reps 5 --no-paper).
 # On a machine without GEGL/GIMP/libpng the build uses
 # -Dgegl=disabled -Dgimp=disabled -Dpng=disabled.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 build=build-bench-gpu
 arch=""

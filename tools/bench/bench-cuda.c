@@ -12,6 +12,10 @@
  *   ht-bench-cuda [--sizes 1,2,4,...] [--reps N] [--no-paper] [--out FILE]
  * Exits 77 when no GPU is usable. */
 #include "halftone.h"
+/* cuda/module.h is the CUDA module's ABI (the versioned table that
+ * core/cuda_loader.c loads, HT_CUDA_ABI), not libhalftone's API: this
+ * benchmark opens the module itself and calls its kernel and transfer
+ * hooks straight, so it depends on that ABI and is rebuilt with it. */
 #include "module.h"
 
 #include <dlfcn.h>
@@ -282,7 +286,7 @@ int main(int argc, char **argv)
   }
   fprintf(o, "### GPU: %s\n\n", info.name);
   fprintf(o, "%s, compute capability %d.%d, %d multiprocessors, %.0f GiB; CUDA driver %d.%d, runtime %d.%d; "
-             "measured %s by `tools/bench-gpu.sh` (`ht-bench-cuda --reps %d`).\n\n",
+             "measured %s by `tools/bench/bench-gpu.sh` (`ht-bench-cuda --reps %d`).\n\n",
           info.name, info.cc_major, info.cc_minor, info.multiprocessors, (double)info.memory / (1 << 30),
           info.driver_version / 1000, info.driver_version % 1000 / 10, info.runtime_version / 1000,
           info.runtime_version % 1000 / 10, date, reps);

@@ -1,4 +1,4 @@
-/* What the parts of tools/imageio (one file a format) share; private to
+/* What the parts of imageio/ (one file a format) share; private to
  * them, not for the tools. */
 #ifndef HT_IMAGEIO_PRIV_H
 #define HT_IMAGEIO_PRIV_H
@@ -75,6 +75,8 @@ typedef struct {
 
 bool hti_pnm_parse_header(const uint8_t *data, size_t len, pnm_header *hd, char *err, size_t n);
 bool hti_decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
+/* PBM, PGM, PPM: the file hti_out_init built (header and pixels) as it is. */
+bool hti_write_pnm(const hti_out *o, int fd, char *err, size_t n);
 
 /* ------------------------------------------------------------------ PNG */
 
@@ -122,5 +124,11 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n);
 /* A checked CMYK image (hti_write_cmyk_tiff) as a TIFF into fd. */
 bool hti_write_cmyk_fd(const hti_cmyk *c, int fd, char *err, size_t n);
 bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
+
+/* ---------------------------------------------------------------- table */
+
+/* The first row of the format table (imageio_formats.c) whose signature
+ * data starts with, or NULL. */
+const hti_format *hti_format_by_signature(const uint8_t *data, size_t len);
 
 #endif

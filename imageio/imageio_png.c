@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool hti_have_png(void) { return HT_HAVE_PNG; }
-
 /* The bytes a PNG's pixels take in the file before compression (rows of
  * one filter byte and the packed samples, as without interlacing); 0 when
  * the header is not one to trust (libpng then says why). */

@@ -1,5 +1,5 @@
 /* ht-mkimage: makes a square 8-bit gray PGM or RGB PPM of any size from a
- * photo, for the benchmarks (tools/bench.py, tools/bench-color.sh), so
+ * photo, for the benchmarks (tools/bench/bench.py, bench-color.sh), so
  * that no Python imaging is needed.
  *
  *   ht-mkimage INPUT SIZE OUTPUT.pgm|OUTPUT.ppm

@@ -11,10 +11,10 @@ BENCHMARKS.md "Plane-dependent colour"), made by the halftone CLI:
     weights 0, 0.3 and 0.5, without and with randomization (--ramps,
     PNG, 2x enlarged, a strip each).
 
-Python standard library only (tests/pnm.py writes the PNGs; the plot is
+Python standard library only (imageio/pnm.py writes the PNGs; the plot is
 drawn here, text in a 5x7 pixel font).
 
-    python3 tools/color-figures.py --halftone build/tools/halftone \\
+    python3 tools/bench/color-figures.py --halftone build/tools/cli/halftone \\
         [--step 0.05] [--seed 1] [--plot docs/color-figure6.png] \\
         [--ramps docs/color-ramps.png] > table.md
 """
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 import pnm  # noqa: E402
 
 W, H = 512, 32

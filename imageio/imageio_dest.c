@@ -312,18 +312,16 @@ bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
     return true;
   if (d->fd < 0 || (!d->tmp && !d->to_stdout))
     return hti_fail(err, n, "the output file was not opened");
+  const hti_format *f = hti_format_of(o->kind);
   bool ok;
-#if HT_HAVE_PNG
-  if (o->kind == HTI_PNG)
-    ok = hti_write_png(o, d->fd, err, n);
-  else
-#endif
-#if HT_HAVE_TIFF
-  if (o->kind == HTI_TIFF)
-    ok = hti_write_tiff(o, d->fd, err, n);
-  else
-#endif
-    ok = hti_write_all(d->fd, o->file, o->file_len, err, n);
+  if (!f || !f->write) {
+    char why[128] = "unknown output kind";
+    if (f && f->depths && !f->built)
+      hti_format_missing(f, why, sizeof why);
+    ok = hti_fail(err, n, "%s", why);
+  } else {
+    ok = f->write(o, d->fd, err, n);
+  }
   return hti_dest_finish(d, ok, err, n);
 }
 

@@ -1,8 +1,9 @@
 /* Image files for the halftone tools: PGM/PPM/PBM/PAM (netpbm), PNG,
  * TIFF and JPEG (input). One file a format (imageio_pnm.c, _png.c,
- * _tiff.c, _jpeg.c); imageio_read.c reads files and streams and
- * dispatches by signature, imageio_dest.c claims the output, writes and
- * renames it, and imageio_util.c holds what they all use.
+ * _tiff.c, _jpeg.c), and the table of them (imageio_formats.c);
+ * imageio_read.c reads files and streams and dispatches by signature,
+ * imageio_dest.c claims the output, writes and renames it, and
+ * imageio_util.c holds what they all use.
  *
  * Reading maps the file and, where the file's samples already are what
  * libhalftone takes (8-bit PGM/PPM with maxval 255), points straight into
@@ -22,6 +23,11 @@
  * renames it over the destination only when everything succeeded, so a
  * failure never leaves a partial file and never touches an existing one.
  * Signals (hti_signals) remove the temporary file on their way out.
+ *
+ * What each format is, reads and writes stands in one table
+ * (hti_formats, imageio_formats.c): reading dispatches through it,
+ * writing checks and writes through it, and the tools' checks, their
+ * --format and their --help read it.
  */
 #ifndef HT_IMAGEIO_H
 #define HT_IMAGEIO_H
@@ -37,6 +43,7 @@ typedef enum {
   HTI_PNG,
   HTI_TIFF,
   HTI_NULL, /* /dev/null: the layout PNG would have, nothing written */
+  HTI_JPEG, /* read only */
 } hti_kind;
 
 /* How TIFF output is compressed. AUTO: CCITT Group 4 for 1-bit gray,
@@ -101,19 +108,26 @@ bool hti_icc_info(const uint8_t *icc, size_t len, char *space, size_t space_size
  * samples are rounded to 8 bits. */
 uint8_t *hti_gray8(const hti_image *img, int channel);
 
-/* The kind named by the file name's extension (case-insensitive: .pbm,
- * .pgm, .ppm, .png, .tif, .tiff), HTI_NULL for the null device, or -1. */
+/* The output kind named by the file name's extension (case-insensitive:
+ * one of a written format's extensions in hti_formats, whether or not
+ * this build has the format), HTI_NULL for the null device, or -1. */
 int hti_kind_from_path(const char *path);
-/* The kind named by `name` (pbm, pgm, ppm, png, tif or tiff), or -1. */
+/* The output kind named by `name`, a written format's name or one of its
+ * extensions without the dot (pbm, pgm, ppm, png, tiff, tif), or -1. */
 int hti_kind_from_name(const char *name);
+/* The kind's label, for messages ("PBM", "the null device"). */
 const char *hti_kind_name(hti_kind kind);
+
+/* The compressions of TIFF output, by name, with a note for --help. */
+typedef struct {
+  hti_compression value;
+  const char *name; /* "g4"                                           */
+  const char *note; /* "CCITT Group 4, 1-bit only"; for AUTO what it
+                       picks; NULL: nothing to say                    */
+} hti_compression_name;
+const hti_compression_name *hti_compressions(size_t *count);
 /* The compression named by `name` (auto, g4, deflate, lzw, none), or -1. */
 int hti_compression_from_name(const char *name);
-/* Whether this build can read and write PNG, read and write TIFF, read
- * JPEG. */
-bool hti_have_png(void);
-bool hti_have_tiff(void);
-bool hti_have_jpeg(void);
 
 /* An output file under construction. Render `height` rows of `stride`
  * bytes into `pixels`:
@@ -150,6 +164,50 @@ typedef struct {
 bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
                   int depth, char *err, size_t err_size);
 void hti_out_free(hti_out *o);
+
+/* A file format: one row of the table that reading (the dispatch by
+ * signature), writing (hti_out_init's checks, hti_out_write) and the
+ * tools (their checks, --format and --help) all read, so that a format
+ * added there, or left out of a build, shows everywhere by itself. */
+typedef struct {
+  hti_kind kind;
+  const char *name;          /* what --format takes and lists ("tiff");
+                                NULL: none                               */
+  const char *extensions[3]; /* file name endings, dot included, the one
+                                --help shows first (".tif", ".tiff"),
+                                NULL after the last                      */
+  const char *label;         /* in messages: "TIFF"                      */
+  const char *summary;       /* what the tools write in it, for --help;
+                                NULL where nothing is written            */
+  const char *library;       /* what reading and writing it take
+                                ("libtiff"); NULL: nothing              */
+  bool built;                /* whether this build has that library     */
+  uint32_t depths;           /* bit d set: writes d-bit samples (d = 1,
+                                8, 16); 0: never written (input only)   */
+  uint32_t channels;         /* bit c set: writes c channels (1..4)     */
+  bool metadata;             /* writes the resolution and an ICC profile
+                                (hti_out's xdpi, ydpi and icc)          */
+  bool compression;          /* takes an hti_compression                */
+  const char *holds;         /* for a layout it refuses, "PBM holds ..."
+                                (what it holds); NULL: "unsupported ...
+                                layout"                                  */
+  /* whether data starts as its files do; NULL: no file (the null device) */
+  bool (*signature)(const uint8_t *data, size_t len);
+  /* the decoder and the writer, NULL where this build has no library for
+   * them or the format is never read or written */
+  bool (*read)(const uint8_t *data, size_t len, hti_image *img, char *err, size_t err_size);
+  bool (*write)(const hti_out *o, int fd, char *err, size_t err_size);
+} hti_format;
+
+/* The table, `*count` rows in hti_kind's order, and a kind's row (NULL
+ * for none). */
+const hti_format *hti_formats(size_t *count);
+const hti_format *hti_format_of(hti_kind kind);
+/* Whether the format writes `channels` channels of `depth` bits (1-bit
+ * only as one channel). */
+bool hti_format_writes(const hti_format *f, int channels, int depth);
+/* "this build has no PNG support (libpng was not found)" into buf. */
+void hti_format_missing(const hti_format *f, char *buf, size_t size);
 
 /* Where an output file goes. */
 typedef struct {

@@ -1,6 +1,7 @@
 /* halftone --help: fixed text, and the lists of names, which come from
- * the library (ht_choices). */
+ * the library (ht_choices) and from imageio's format table. */
 #include "halftone-cli.h"
+#include "imageio.h"
 
 #include <string.h>
 
@@ -23,30 +24,22 @@ static const char help_head[] =
   "        or tiles; the first page of several), or JPEG (gray, colour, CMYK).\n"
   "        CMYK becomes RGB by R = (1-C)(1-K) etc., without colour management.\n"
   "        - reads standard input (the format told by its first bytes).\n"
-  "OUTPUT  the extension (or --format) picks the format:\n"
-  "          .pbm  packed 1-bit (2 levels, one plane)\n"
-  "          .pgm  8-bit gray      .ppm  8-bit RGB (with --color per-channel)\n"
-  "          .png  gray/RGB, alpha kept; 1-bit when black and white\n"
-  "          .tif  as .png; 1-bit with CCITT Group 4 compression, else Deflate\n"
+  "OUTPUT  the extension (or --format) picks the format:\n";
+/* then the formats (help_formats), */
+static const char help_output[] =
   "        - writes standard output (needs --format; refused on a terminal);\n"
   "        what --metrics and --bench print then goes to stderr.\n"
-  "        /dev/null: nothing is written (e.g. with --bench or --metrics)\n"
-  "        PNG and TIFF keep the input's resolution (dpi) and its ICC profile\n"
-  "        where the profile fits the output (gray or RGB).\n"
+  "        /dev/null: nothing is written (e.g. with --bench or --metrics)\n";
+/* which of them keep the resolution and ICC profile (help_metadata), */
+static const char help_output_tail[] =
   "        An existing output keeps its mode; a symbolic link keeps pointing\n"
   "        to the file it names, which is replaced. The output cannot be the\n"
   "        input file (under any name).\n"
   "\n"
   "Options:\n";
 
+/* after --format, --dpi and --compression (help_format_options) */
 static const char help_tail[] =
-  "  --format NAME       pbm, pgm, ppm, png or tiff: the output's format, for\n"
-  "                      OUTPUT - or a name without its extension\n"
-  "  --dpi N             the resolution written into PNG and TIFF output, in\n"
-  "                      dots per inch (1..100000); default: the input's\n"
-  "  --compression NAME  TIFF output: g4 (CCITT Group 4, 1-bit only), deflate,\n"
-  "                      lzw or none; default g4 for black and white, else\n"
-  "                      deflate\n"
   "  --metrics           print the mean tone error and the HVS error (mean\n"
   "                      |G*input - G*output|, 7x7 Gaussian, sigma 1), both in\n"
   "                      0..255 units, to stdout; for les, pes and dbs (and for\n"
@@ -182,6 +175,48 @@ static void list_names(char *buf, size_t size, ht_list list, bool (*keep)(const 
   }
 }
 
+/* OUTPUT's formats, from imageio's table: a line for each one this build
+ * writes, then one for each it lacks. */
+static void help_formats(FILE *f)
+{
+  size_t count;
+  const hti_format *fmt = hti_formats(&count);
+  char why[128];
+  for (size_t i = 0; i < count; i++)
+    if (fmt[i].write && fmt[i].extensions[0])
+      help_wrap(f, fprintf(f, "%10s%-4s  ", "", fmt[i].extensions[0]), 16, fmt[i].summary);
+  for (size_t i = 0; i < count; i++)
+    if (!fmt[i].built) {
+      hti_format_missing(&fmt[i], why, sizeof why);
+      help_wrap(f, fprintf(f, "%8s", ""), 8, why);
+    }
+}
+
+/* Which formats keep the input's resolution and ICC profile. */
+static void help_metadata(FILE *f)
+{
+  char text[256], labels[128];
+  int n = format_list(labels, sizeof labels, FORMATS_METADATA, FORMAT_LABEL, " and ");
+  snprintf(text, sizeof text, "%s %s the input's resolution (dpi) and its ICC profile where the profile fits "
+           "the output (gray or RGB).", labels, n == 1 ? "keeps" : "keep");
+  help_wrap(f, fprintf(f, "%8s", ""), 8, text);
+}
+
+/* --format, --dpi and --compression, their lists from imageio's. */
+static void help_format_options(FILE *f)
+{
+  char text[512], labels[128];
+  snprintf(text, sizeof text, "%s: the output's format, for OUTPUT - or a name without its extension",
+           format_names_or());
+  help_option(f, "--format NAME", text);
+  format_list(labels, sizeof labels, FORMATS_METADATA, FORMAT_LABEL, " and ");
+  snprintf(text, sizeof text, "the resolution written into %s output, in dots per inch (1..100000); default: "
+           "the input's", labels);
+  help_option(f, "--dpi N", text);
+  compression_help(text, sizeof text);
+  help_option(f, "--compression NAME", text);
+}
+
 static bool cpu_variant(const ht_choice *c)
 {
   return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CPU;
@@ -247,6 +282,10 @@ void print_help(FILE *f)
   char names[2048];
 
   fputs(help_head, f);
+  help_formats(f);
+  fputs(help_output, f);
+  help_metadata(f);
+  fputs(help_output_tail, f);
   help_param(f, HT_PARAM_ALGORITHM);
   fputs("\nWhat the algorithm uses (each option goes only with what it says):\n", f);
   help_group(f, HT_GROUP_ALGORITHM);
@@ -268,6 +307,7 @@ void print_help(FILE *f)
   if (names[0])
     help_wrap(f, fprintf(f, "%*sGPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
   fputs("\nFiles and reports:\n", f);
+  help_format_options(f);
   fputs(help_tail, f);
 }
 

@@ -13,15 +13,15 @@
 # after the runs). Prints a Markdown table per size, times in ms (minimum of
 # REPS runs), each colour row with its ratio to gray of the same row kind.
 #
-#   tools/bench-color.sh BUILD [SIZES] [REPS]     (default "2048 16384" 3)
+#   tools/bench/bench-color.sh BUILD [SIZES] [REPS]     (default "2048 16384" 3)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 [ $# -ge 1 ] || { sed -n '2,15p' "$0"; exit 2; }
 build=$1
 sizes=${2:-"2048 16384"}
 reps=${3:-3}
-ht=$build/tools/halftone
-mk=$build/tools/ht-mkimage
+ht=$build/tools/cli/halftone
+mk=$build/tools/bench/ht-mkimage
 benchcuda=$build/cuda/ht-bench-cuda
 [ -x "$ht" ] && [ -x "$mk" ] || { echo "bench-color.sh: build $build first (no $ht or $mk)" >&2; exit 1; }
 tmp=$(mktemp -d -p "$( [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo /tmp)")
