@@ -411,6 +411,8 @@ ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, ui
   ht_status s = ht_image_check(&iin, "input", false, ctx->msg);
   if (s == HT_OK)
     s = ht_image_check(&iout, "output", true, ctx->msg);
+  if (s == HT_OK && ht_images_overlap(&iin, &iout))
+    return fail(ctx, HT_ERR_INVALID_ARGUMENT, "output overlaps input");
   ht_job job;
   if (s == HT_OK)
     s = prepare_job(ctx, p, &job);

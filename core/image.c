@@ -57,6 +57,14 @@ ht_status ht_image_check(const ht_image *im, const char *what, bool output, char
     ht_set_msg(msg, "%s image: stride %zu is shorter than a row (%zu bytes)", what, im->stride, row);
     return HT_ERR_INVALID_ARGUMENT;
   }
+  /* The span of the rows, (height - 1) * stride + row, must be an address
+   * range: a stride near SIZE_MAX wraps it, and the rows' addresses with it. */
+  if ((size_t)(im->height - 1) > (SIZE_MAX - row) / im->stride ||
+      (size_t)(im->height - 1) * im->stride + row > (size_t)(UINTPTR_MAX - (uintptr_t)im->data)) {
+    ht_set_msg(msg, "%s image: stride %zu times %lld rows does not fit the address space", what, im->stride,
+               (long long)im->height);
+    return HT_ERR_INVALID_ARGUMENT;
+  }
   /* 16-bit and float samples are read and written as uint16_t and float:
    * every row must start on a whole sample, or the loads and stores are
    * misaligned (undefined behaviour in C, and slower or faulting on some

@@ -156,6 +156,28 @@ static void test_strides(void)
     CHECK(s == HT_OK, "ht_run_plane with a padded even stride: %s", ht_context_message(ctx));
     free(in.block);
   }
+  /* a stride whose span overflows, and an output inside the input,
+   * refused before anything is read or written */
+  {
+    uint8_t in[W * H], out[W * H];
+    memset(in, 0x80, sizeof in);
+    ht_params p;
+    ht_params_init(&p);
+    ht_image ii = { W, H, SIZE_MAX, 1, HT_FORMAT_U8, in };
+    ht_image oi = { W, H, W, 1, HT_FORMAT_U8, out };
+    ht_status s = ht_run(ctx, &ii, &oi, &p);
+    CHECK(s == HT_ERR_INVALID_ARGUMENT && strstr(ht_context_message(ctx), "stride"),
+          "stride SIZE_MAX: %s (%s)", ht_status_string(s), ht_context_message(ctx));
+    ii.stride = SIZE_MAX / 2 + 1;
+    s = ht_run(ctx, &ii, &oi, &p);
+    CHECK(s == HT_ERR_INVALID_ARGUMENT, "stride SIZE_MAX / 2 + 1: %s", ht_status_string(s));
+    uint16_t plane[W * H];
+    for (int i = 0; i < W * H; i++)
+      plane[i] = (uint16_t)(i * 37);
+    s = ht_run_plane(ctx, plane, (size_t)W * 2, (uint8_t *)plane + W, W, W, H / 2, &p);
+    CHECK(s == HT_ERR_INVALID_ARGUMENT && strstr(ht_context_message(ctx), "overlaps"),
+          "ht_run_plane with its output inside its input: %s (%s)", ht_status_string(s), ht_context_message(ctx));
+  }
   /* and ht_run_band, through the same check */
   {
     buffer in = buffer_new((size_t)W * 4 * H + 3 * H, 0);
