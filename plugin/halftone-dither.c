@@ -194,11 +194,24 @@ make_plan (GeglOperation *operation, Plan *plan)
   else
     in_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
 
-  /* Luminance mode turns colour into one gray plane (core/context.c). */
-  if (color && o->color_mode == HT_COLOR_LUMA)
-    out_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
-  else
-    out_model = in_model;
+  /* The planes the library makes of this input (ht_output_layout): one
+   * gray plane (luminance mode turns colour into one) gives gray, the
+   * others the input's model (cmyk's inks are shown as RGB, run_planes).
+   * Where the colour mode does not fit the input the run fails and
+   * passes the input on; the formats stay the input's. */
+  {
+    ht_params shape;
+    ht_layout layout;
+
+    ht_params_init (&shape);
+    shape.alpha = alpha;
+    if (ht_params_set_number (&shape, HT_PARAM_COLOR, o->color_mode, NULL, 0) == HT_OK &&
+        ht_output_layout (&shape, (color ? 3 : 1) + (alpha ? 1 : 0), FALSE, &layout) == HT_OK &&
+        layout.planes == 1)
+      out_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
+    else
+      out_model = in_model;
+  }
 
   /* Linear light is always read as float: linear 8-bit values would
    * throw away most of the shadows before the diffusion sees them. */
