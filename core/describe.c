@@ -267,7 +267,8 @@ static void make_uses(void)
     for (int k = 0; k < HT_METHOD_MAX_USES && methods[i].uses[k].id != HT_PARAM_ALGORITHM; k++) {
       const method_use *u = &methods[i].uses[k];
       if (nuses[u->id] < COUNT(uses[0]))
-        uses[u->id][nuses[u->id]++] = (ht_param_use){ (ht_method)methods[i].choice.value, u->algorithm, u->colors };
+        uses[u->id][nuses[u->id]++] =
+          (ht_param_use){ (ht_method)methods[i].choice.value, u->algorithm, u->colors, u->when, u->when_values };
     }
 }
 

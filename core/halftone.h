@@ -683,13 +683,18 @@ HT_API int ht_algorithm_method(int algorithm);
 
 /* One condition under which a parameter is used: a run of `method`
  * (only algorithm `algorithm` of it unless that is -1) in one of the
- * colour modes `colors` (bit 1 << mode). A parameter is used when any of
- * its conditions holds; HT_PARAM_ALGORITHM, _COLOR, _BACKEND and
- * _THREADS are always used and have none. */
+ * colour modes `colors` (bit 1 << mode), and where `when_values` is not
+ * 0 only while parameter `when` has one of those values (bit 1 << value:
+ * the seed of a search only with init random). A parameter is used when
+ * any of its conditions holds; HT_PARAM_ALGORITHM, _COLOR, _BACKEND and
+ * _THREADS are always used and have none. ht_param_used leaves `when`
+ * out (whether any value of it uses the parameter). */
 typedef struct {
   ht_method method;
   int algorithm;
   unsigned colors;
+  ht_param_id when;
+  unsigned when_values;
 } ht_param_use;
 
 #define HT_COLORS_ALL ((1u << HT_COLOR_LUMA) | (1u << HT_COLOR_PER_CHANNEL) | \

@@ -29,53 +29,27 @@
 
 #include "halftone-dither-run.h"
 
-/* ht_run, with the cmyk mode's four ink planes rendered as the RGB that
- * the op outputs (GIMP layers are RGB): a channel's light is what its
- * ink and the black ink leave, R = max - min(max, C + K). */
+/* ht_run, with the cmyk mode's ink planes (ht_output_layout: inks)
+ * rendered as the RGB that the op outputs (GIMP layers are RGB) by
+ * ht_inks_to_rgb. */
 static ht_status
 run_planes (ht_context *ctx, const ht_image *in, ht_image *out, const ht_params *params)
 {
+  ht_layout layout;
   ht_image  ink;
   ht_status status;
-  gsize     sb;
-  gint      a;
 
-  if (params->color != HT_COLOR_CMYK)
-    return ht_run (ctx, in, out, params);
-  sb  = out->format == HT_FORMAT_U16 ? 2 : 1;
-  a   = params->alpha ? 1 : 0;
+  if (ht_output_layout (params, in->channels, FALSE, &layout) != HT_OK || !layout.inks)
+    return ht_run (ctx, in, out, params); /* which says what does not fit */
   ink = *out;
-  ink.channels = 4 + a;
-  ink.stride   = (size_t) out->width * (size_t) ink.channels * sb;
+  ink.channels = layout.channels;
+  ink.stride   = (size_t) out->width * (size_t) ink.channels * (out->format == HT_FORMAT_U16 ? 2u : 1u);
   ink.data     = g_try_malloc (ink.stride * (size_t) out->height);
   if (!ink.data)
     return HT_ERR_NO_MEMORY;
   status = ht_run (ctx, in, &ink, params);
-  for (gint64 y = 0; status == HT_OK && y < out->height; y++)
-    for (gint64 x = 0; x < out->width; x++)
-      {
-        const guint max = sb == 2 ? 65535u : 255u;
-        const gsize  si  = (gsize) y * ink.stride / sb + (gsize) x * (gsize) ink.channels;
-        const gsize  di  = (gsize) y * out->stride / sb + (gsize) x * (gsize) out->channels;
-
-        for (gint c = 0; c < 3 + a; c++)
-          {
-            guint v;
-
-            if (c == 3) /* alpha as it is */
-              v = sb == 2 ? ((guint16 *) ink.data)[si + 4] : ((guint8 *) ink.data)[si + 4];
-            else
-              {
-                guint i = sb == 2 ? ((guint16 *) ink.data)[si + (gsize) c] + ((guint16 *) ink.data)[si + 3]
-                                  : ((guint8 *) ink.data)[si + (gsize) c] + ((guint8 *) ink.data)[si + 3];
-                v = i >= max ? 0 : max - i;
-              }
-            if (sb == 2)
-              ((guint16 *) out->data)[di + (gsize) c] = (guint16) v;
-            else
-              ((guint8 *) out->data)[di + (gsize) c] = (guint8) v;
-          }
-      }
+  if (status == HT_OK)
+    status = ht_inks_to_rgb (&ink, out);
   g_free (ink.data);
   return status;
 }
@@ -85,8 +59,8 @@ run_planes (ht_context *ctx, const ht_image *in, ht_image *out, const ht_params 
  * settings the library refuses (ht_check), an image larger than the
  * library takes. Settings that backend cuda cannot run (e.g.
  * serpentine) but the CPU can run on the CPU, with a note in `why` (see
- * run_core). A run that can start may still fail (out of memory, a NaN
- * pixel). */
+ * run_core; ht_check_or_cpu). A run that can start may still fail (out
+ * of memory, a NaN pixel). */
 static gboolean
 run_can_start (const ht_params *params, const GeglRectangle *area, ht_backend asked,
                ht_backend *backend, gchar *why, gsize why_size)
@@ -107,20 +81,11 @@ run_can_start (const ht_params *params, const GeglRectangle *area, ht_backend as
   ctx = ht_context_new ();
   if (!ctx)
     return TRUE; /* the run will say it */
-  ht_context_set_backend (ctx, *backend);
+  ht_context_set_backend (ctx, asked);
   ht_context_set_threads (ctx, 1);
-  status = ht_check (ctx, params);
-  if (status != HT_OK)
+  status = ht_check_or_cpu (ctx, params, backend);
+  if (status != HT_OK || *backend != asked)
     g_snprintf (why, why_size, "%s", ht_context_message (ctx));
-  if (status == HT_ERR_UNSUPPORTED && *backend == HT_BACKEND_CUDA)
-    {
-      ht_context_set_backend (ctx, HT_BACKEND_CPU);
-      if (ht_check (ctx, params) == HT_OK)
-        {
-          *backend = HT_BACKEND_CPU;
-          status   = HT_OK; /* `why` keeps what cuda refused */
-        }
-    }
   ht_context_free (ctx);
   return status == HT_OK;
 }
@@ -491,8 +456,8 @@ run_bands (GeglOperation *operation, GeglOperationContext *context, GeglBuffer *
   const gsize  in_bpp   = (gsize) babl_format_get_bytes_per_pixel (plan->in_format);
   const gsize  out_bpp  = (gsize) babl_format_get_bytes_per_pixel (plan->core_format);
   const gsize  width    = (gsize) area->width;
-  const gint   colors   = plan->in_channels - (plan->alpha ? 1 : 0);
-  const gint   planes   = params->color == HT_COLOR_LUMA && colors >= 3 ? 1 : colors;
+  ht_layout    layout;
+  const gint   planes   = ht_output_layout (params, plan->in_channels, FALSE, &layout) == HT_OK ? layout.planes : 0;
   const gint   carry    = ht_carry_rows (params);
   const gint   end      = roi->y + roi->height; /* the last row needed, + 1 */
   const gint   rows     = band_rows (width * in_bpp, end - area->y);
@@ -587,17 +552,6 @@ done:
   return result;
 }
 
-/* Whether these settings run in bands: error diffusion of independent
- * planes in raster order on the CPU (backend auto chooses per band, and
- * keeps a band this size on the CPU unless a GPU is already open). */
-static gboolean
-runs_in_bands (const ht_params *params, ht_backend asked)
-{
-  return params->method == HT_METHOD_ERROR_DIFFUSION && params->scan == HT_SCAN_RASTER &&
-         (params->color == HT_COLOR_LUMA || params->color == HT_COLOR_PER_CHANNEL) &&
-         params->variant == HT_VARIANT_AUTO && (asked == HT_BACKEND_CPU || asked == HT_BACKEND_AUTO);
-}
-
 gboolean
 halftone_pass_through (GeglOperationContext *context, GObject *input)
 {
@@ -623,7 +577,7 @@ halftone_process (GeglOperation *operation, GeglOperationContext *context, GObje
       halftone_warn_pass_through (operation, why);
       return halftone_pass_through (context, input);
     }
-  if (backend == asked && runs_in_bands (params, asked))
+  if (backend == asked && ht_params_run_in_bands (params, asked))
     switch (run_bands (operation, context, GEGL_BUFFER (input), plan, params, backend, threads, area, roi))
       {
       case BANDS_DONE:

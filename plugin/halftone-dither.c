@@ -30,30 +30,32 @@
 
 #ifdef GEGL_PROPERTIES
 
-/* The algorithm, backend and colour-mode enums are the library's lists
- * (ht_choices in core/halftone.h), registered at run time: their values
- * are the library's enum values, their nicks the library's names
- * ("floyd-steinberg", "cuda", "per-channel": what gegl graphs and GIMP
- * presets store), their labels the library's, translated. A filter added
- * to core/filters.c appears here by itself. gegl-op.h reads this block
- * several times and calls TYPE_get_type() for each property_enum below;
- * the guard keeps one definition of those functions. */
+/* The properties are the library's parameters (ht_param_info: name,
+ * type, range, default, label, help, and when GIMP shows each), printed
+ * by gen-op-properties.c at build time into the build folder's
+ * halftone-dither-properties.h and included below; only `space` is the
+ * op's own. Each property is the parameter of that name, '-' read as
+ * '_' in C (o->max_rounds). */
+
+/* The enums of the choice parameters (algorithm, init, schedule,
+ * color-mode, backend) are the library's lists (ht_choices), registered
+ * at run time: their values are the library's enum values, their nicks
+ * the library's names ("floyd-steinberg", "cuda", "per-channel": what
+ * gegl graphs and GIMP presets store), their labels the library's,
+ * translated. A filter added to core/filters.c appears here by itself.
+ * gegl-op.h reads this block several times and calls TYPE_get_type() for
+ * each property_enum; the guard keeps one definition of those
+ * functions. */
 #ifndef HALFTONE_DITHER_LIBRARY_ENUMS
 #define HALFTONE_DITHER_LIBRARY_ENUMS
 
 #include "halftone.h"
 
-typedef int HalftoneAlgorithm; /* HT_LIST_ALGORITHMS: filter ids, then les, pes, dbs */
-typedef int HalftoneInit;      /* ht_search_init     */
-typedef int HalftoneSchedule;  /* ht_search_schedule */
-typedef int HalftoneBackend;   /* ht_backend    */
-typedef int HalftoneColorMode; /* ht_color_mode */
-
 static GType
-halftone_register_list (const gchar *type_name, ht_list list)
+halftone_register_list (const gchar *type_name, ht_param_id id)
 {
   int               n = 0;
-  const ht_choice  *c = ht_choices (list, &n);
+  const ht_choice  *c = ht_choices (ht_param_info (id)->list, &n);
   GEnumValue       *values = g_new0 (GEnumValue, (gsize) n + 1); /* kept: GLib keeps a pointer */
 
   for (int i = 0; i < n; i++)
@@ -65,23 +67,24 @@ halftone_register_list (const gchar *type_name, ht_list list)
   return g_enum_register_static (type_name, values);
 }
 
-#define HALFTONE_LIST_TYPE(type_name, TypeName, list)                         \
-  static GType                                                               \
-  type_name##_get_type (void)                                                \
-  {                                                                          \
-    static gsize type = 0;                                                   \
-                                                                             \
-    if (g_once_init_enter (&type))                                           \
-      g_once_init_leave (&type, halftone_register_list (#TypeName, list));   \
-    return (GType) type;                                                     \
+/* One for each choice parameter (the generated file's first part):
+ * TypeName (HalftoneColorMode) is the type of the property's field,
+ * type_name_get_type() registers it. */
+#define HALFTONE_LIST_TYPE(type_name, TypeName, id)                                \
+  typedef int TypeName;                                                           \
+  static GType                                                                    \
+  type_name##_get_type (void)                                                     \
+  {                                                                               \
+    static gsize type = 0;                                                        \
+                                                                                  \
+    if (g_once_init_enter (&type))                                                \
+      g_once_init_leave (&type, halftone_register_list (#TypeName, (ht_param_id) id)); \
+    return (GType) type;                                                          \
   }
 
-HALFTONE_LIST_TYPE (halftone_algorithm, HalftoneAlgorithm, HT_LIST_ALGORITHMS)
-HALFTONE_LIST_TYPE (halftone_init, HalftoneInit, HT_LIST_INITS)
-HALFTONE_LIST_TYPE (halftone_schedule, HalftoneSchedule, HT_LIST_SCHEDULES)
-HALFTONE_LIST_TYPE (halftone_backend, HalftoneBackend, HT_LIST_BACKENDS)
-HALFTONE_LIST_TYPE (halftone_color_mode, HalftoneColorMode, HT_LIST_COLOR_MODES)
-
+#define HALFTONE_OP_LIST_TYPES
+#include "halftone-dither-properties.h"
+#undef HALFTONE_OP_LIST_TYPES
 #undef HALFTONE_LIST_TYPE
 #endif /* HALFTONE_DITHER_LIBRARY_ENUMS */
 
@@ -92,119 +95,16 @@ enum_start (halftone_space)
   enum_value (HALFTONE_SPACE_LINEAR, "linear", N_("Linear light"))
 enum_end (HalftoneSpace)
 
-property_enum (algorithm, _("Algorithm"),
-               HalftoneAlgorithm, halftone_algorithm,
-               HT_FILTER_FLOYD_STEINBERG)
-  description (_("Error filter that spreads each pixel's quantization error "
-                 "to its unprocessed neighbours, or a search for the black and "
-                 "white image that looks most like the original (LES, PES, DBS)"))
+/* Every parameter of the library, in the dialog's order (its groups). */
+#include "halftone-dither-properties.h"
 
-property_string (coefficients, _("Coefficients"), "- * 7; 3 5 1 / 16")
-  description (_("Custom error filter: rows separated by ';', '*' marks the "
-                 "current pixel, '-' the pixels before it, an optional "
-                 "'/ divisor' at the end; for example \"- * 7; 3 5 1 / 16\""))
-  ui_meta ("visible", "algorithm {custom}")
-
-/* The search methods (docs/search.md): shown for them only. */
-property_int (window, _("Window size"), 4)
-  description (_("Side of the square windows whose black-and-white patterns "
-                 "are searched; each step up makes LES about 30 times slower"))
-  value_range (1, HT_SEARCH_WINDOW_MAX)
-  ui_meta ("visible", "algorithm {les, pes}")
-
-property_double (sigma, _("Eye model sigma"), 1.0)
-  description (_("Standard deviation in pixels of the Gaussian that models "
-                 "the eye: larger values look from farther away"))
-  value_range (0.25, 4.0)
-  ui_meta ("visible", "algorithm {les, pes, dbs}")
-
-property_enum (init, _("Start from"),
-               HalftoneInit, halftone_init,
-               HT_INIT_FLOYD_STEINBERG)
-  description (_("The image the search starts from: Floyd-Steinberg error "
-                 "diffusion (fewer rounds) or random dither from the seed"))
-  ui_meta ("visible", "algorithm {les, pes, dbs}")
-
-property_enum (schedule, _("Schedule"),
-               HalftoneSchedule, halftone_schedule,
-               HT_SCHEDULE_PARALLEL)
-  description (_("Order of the windows: parallel blocks on every core, or "
-                 "raster order on one (the paper's sequential reference)"))
-  ui_meta ("visible", "algorithm {les, pes, dbs}")
-
-property_int (max_rounds, _("Maximum rounds"), 0)
-  description (_("Stop the search after this many rounds (0: when a round "
-                 "changes nothing)"))
-  value_range (0, 1000000)
-  ui_range (0, 50)
-  ui_meta ("visible", "algorithm {les, pes, dbs}")
-
-property_int (levels, _("Levels"), 2)
-  description (_("Number of output levels per channel (2 gives pure black and white)"))
-  value_range (2, 256)
-  ui_range (2, 16)
-
-property_enum (color_mode, _("Color mode"),
-               HalftoneColorMode, halftone_color_mode,
-               HT_COLOR_LUMA)
-  description (_("Halftone the luminance of a color image (gray output), "
-                 "every color channel on its own, the channels together "
-                 "(plane-dependent: less grain), or CMYK inks shown as RGB"))
-
-/* Plane-dependent colour (docs/color.md): shown for the modes that use
- * them, as GEGL's newsprint op shows its per-plane properties. */
-property_double (interplane_forward, _("Inter-plane weight, forward"), 0.0)
-  description (_("Share of each color plane's error passed to the next "
-                 "plane of the same pixel: dots of different colors stop "
-                 "piling up on the same pixels (0.2 is a good start)"))
-  value_range (0.0, 1.0)
-  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
-
-property_double (interplane_backward, _("Inter-plane weight, backward"), 0.0)
-  description (_("Share of each color plane's error passed back to the "
-                 "previous plane of the next pixel; forward plus backward "
-                 "may not exceed 1"))
-  value_range (0.0, 1.0)
-  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
-
-property_double (randomize, _("Randomize filter"), 0.0)
-  description (_("Perturb the error filter's weights per pixel by up to "
-                 "this much (their sum kept), which breaks periodic patterns"))
-  value_range (0.0, 1.0)
-  ui_meta ("visible", "color-mode {plane-dependent, cmyk}")
-
-property_int (seed, _("Random seed"), 0)
-  description (_("Key of the random numbers (the filter perturbation of "
-                 "plane-dependent color, the random start of a search); the "
-                 "same seed gives the same image"))
-  value_range (0, G_MAXINT)
-
-property_double (black, _("Black generation"), 1.0)
-  description (_("Share of the gray common to cyan, magenta and yellow that "
-                 "is printed with black ink"))
-  value_range (0.0, 1.0)
-  ui_meta ("visible", "color-mode {cmyk}")
-
+/* The op's own: how the input's values are read, before the library
+ * sees them. */
 property_enum (space, _("Space"),
                HalftoneSpace, halftone_space,
                HALFTONE_SPACE_PERCEPTUAL)
   description (_("Dither the gamma-encoded values as stored in image files "
                  "(like the halftone command-line tool), or linear light"))
-
-property_boolean (serpentine, _("Serpentine scan"), FALSE)
-  description (_("Process every other row right to left, which breaks up "
-                 "directional artifacts (sequential, CPU only)"))
-
-property_enum (backend, _("Backend"),
-               HalftoneBackend, halftone_backend,
-               HT_BACKEND_AUTO)
-  description (_("Where the error diffusion runs; every backend gives the "
-                 "same result, bit for bit"))
-
-property_int (threads, _("Threads"), 0)
-  description (_("CPU threads to use (0 = all cores)"))
-  value_range (0, 1024)
-  ui_range (0, 64)
 
 #else
 
@@ -226,6 +126,7 @@ property_int (threads, _("Threads"), 0)
 #include <gegl-op.h>
 #include <operation/gegl-operation-context.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "halftone.h"
@@ -293,11 +194,24 @@ make_plan (GeglOperation *operation, Plan *plan)
   else
     in_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
 
-  /* Luminance mode turns colour into one gray plane (core/context.c). */
-  if (color && o->color_mode == HT_COLOR_LUMA)
-    out_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
-  else
-    out_model = in_model;
+  /* The planes the library makes of this input (ht_output_layout): one
+   * gray plane (luminance mode turns colour into one) gives gray, the
+   * others the input's model (cmyk's inks are shown as RGB, run_planes).
+   * Where the colour mode does not fit the input the run fails and
+   * passes the input on; the formats stay the input's. */
+  {
+    ht_params shape;
+    ht_layout layout;
+
+    ht_params_init (&shape);
+    shape.alpha = alpha;
+    if (ht_params_set_number (&shape, HT_PARAM_COLOR, o->color_mode, NULL, 0) == HT_OK &&
+        ht_output_layout (&shape, (color ? 3 : 1) + (alpha ? 1 : 0), FALSE, &layout) == HT_OK &&
+        layout.planes == 1)
+      out_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
+    else
+      out_model = in_model;
+  }
 
   /* Linear light is always read as float: linear 8-bit values would
    * throw away most of the shadows before the diffusion sees them. */
@@ -317,62 +231,79 @@ make_plan (GeglOperation *operation, Plan *plan)
   plan->out_channels = babl_format_get_n_components (plan->out_format);
 }
 
-/* Fills `filter` from the properties. On a bad custom string writes the
- * parser's message into `err` and returns FALSE. */
-static gboolean
-get_filter (GeglProperties *o, ht_filter *filter, gchar *err, gsize err_size)
+/* The number that a property of a parameter holds: an int, a double, a
+ * switch (0 or 1) or an enum's value. */
+static gdouble
+property_number (const GValue *value)
 {
-  const ht_filter *builtin;
-
-  /* the property's values are the library's HT_LIST_ALGORITHMS values:
-   * the ht_filter_id values, then the search methods (no filter) */
-  if (o->algorithm == HT_ALGORITHM_LES || o->algorithm == HT_ALGORITHM_PES || o->algorithm == HT_ALGORITHM_DBS)
-    return TRUE;
-  if (o->algorithm == HT_FILTER_CUSTOM)
-    return ht_filter_parse (o->coefficients ? o->coefficients : "",
-                            filter, err, err_size) == HT_OK;
-
-  builtin = ht_filter_builtin ((ht_filter_id) o->algorithm);
-  if (!builtin) /* GObject lets only the enum's values through */
+  switch (G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value)))
     {
-      g_snprintf (err, err_size, "unknown algorithm %d", o->algorithm);
-      return FALSE;
+    case G_TYPE_INT:
+      return g_value_get_int (value);
+    case G_TYPE_DOUBLE:
+      return g_value_get_double (value);
+    case G_TYPE_BOOLEAN:
+      return g_value_get_boolean (value) ? 1.0 : 0.0;
+    case G_TYPE_ENUM:
+      return g_value_get_enum (value);
+    default:
+      return NAN; /* refused by the library */
     }
-  *filter = *builtin;
-  return TRUE;
 }
 
-/* The run's parameters from the properties; FALSE with the reason in
- * `why` for a bad custom string. */
+/* The run's parameters from the properties: every parameter of the
+ * library's description (but the context's, backend and threads) from
+ * the property of its name, set as the library sets it from a number or
+ * text (ht_params_set_number: the algorithm through
+ * ht_params_set_algorithm). A parameter the run does not use is set all
+ * the same (ht_check refuses what the run cannot do, as before), but its
+ * text is not parsed (the coefficients would replace the filter of the
+ * algorithm) and a value the library refuses keeps the default: a
+ * hidden property does not stop a run. FALSE with the reason in `why`
+ * for a value the run uses that the library refuses (a bad custom
+ * filter). */
 static gboolean
-get_params (GeglProperties *o, const Plan *plan, ht_params *params, gchar *why, gsize why_size)
+get_params (GeglOperation *operation, const Plan *plan, ht_params *params, gchar *why, gsize why_size)
 {
-  gchar err[256] = "";
+  GObject      *object    = G_OBJECT (operation);
+  GObjectClass *klass     = G_OBJECT_GET_CLASS (object);
+  gint          algorithm = 0, color = 0;
 
   ht_params_init (params);
-  if (!get_filter (o, &params->filter, err, sizeof err))
+  g_object_get (object, ht_param_info (HT_PARAM_ALGORITHM)->name, &algorithm,
+                ht_param_info (HT_PARAM_COLOR)->name, &color, NULL);
+  for (gint i = 0; i < HT_PARAM_COUNT; i++)
     {
-      g_snprintf (why, why_size, "coefficients \"%s\": %s", o->coefficients ? o->coefficients : "", err);
-      return FALSE;
+      const ht_param *d        = ht_param_info ((ht_param_id) i);
+      GParamSpec     *pspec    = g_object_class_find_property (klass, d->name);
+      const gboolean  used     = ht_param_used ((ht_param_id) i, algorithm, (ht_color_mode) color);
+      GValue          value    = G_VALUE_INIT;
+      gchar           err[256] = "";
+      ht_status       status;
+
+      if (d->context || (d->type == HT_TYPE_TEXT && !used))
+        continue;
+      if (!pspec) /* the properties are made from the description */
+        {
+          g_snprintf (why, why_size, "the op has no property %s", d->name);
+          return FALSE;
+        }
+      g_value_init (&value, G_PARAM_SPEC_VALUE_TYPE (pspec));
+      g_object_get_property (object, d->name, &value);
+      if (d->type == HT_TYPE_TEXT)
+        status = ht_params_set_text (params, (ht_param_id) i,
+                                     g_value_get_string (&value) ? g_value_get_string (&value) : "",
+                                     err, sizeof err);
+      else
+        status = ht_params_set_number (params, (ht_param_id) i, property_number (&value), err, sizeof err);
+      g_value_unset (&value);
+      if (status != HT_OK && used)
+        {
+          g_snprintf (why, why_size, "%s", err[0] ? err : d->name);
+          return FALSE;
+        }
     }
-  ht_params_set_algorithm (params, o->algorithm); /* the method; the filter stays */
-  params->window     = o->window;
-  params->eye.sigma  = o->sigma;
-  params->init       = (ht_search_init) o->init;
-  params->schedule   = (ht_search_schedule) o->schedule;
-  params->max_rounds = o->max_rounds;
-  params->levels = o->levels;
-  params->scan   = o->serpentine ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
-  params->color  = (ht_color_mode) o->color_mode;
-  params->alpha  = plan->alpha;
-  for (gint j = 0; j < HT_MAX_PLANES; j++)
-    {
-      params->plane_weights.forward[j]  = o->interplane_forward;
-      params->plane_weights.backward[j] = o->interplane_backward;
-    }
-  params->randomize = o->randomize;
-  params->seed      = (uint64_t) o->seed;
-  params->black     = o->black;
+  params->alpha = plan->alpha;
   return TRUE;
 }
 
@@ -455,7 +386,7 @@ operation_process (GeglOperation        *operation,
     return halftone_pass_through (context, input);
 
   make_plan (operation, &plan);
-  if (!get_params (o, &plan, &params, why, sizeof why))
+  if (!get_params (operation, &plan, &params, why, sizeof why))
     {
       g_object_set_data (G_OBJECT (operation), "halftone-notice", NULL);
       halftone_warn_pass_through (operation, why);

@@ -1,9 +1,10 @@
 /* Tests of the GEGL operation halftone:dither where something fails:
  * every failure hands on the input itself with a warning that says why
  * (bad coefficients, NaN pixels, an image larger than the library takes,
- * out of memory); backend cuda falls back to the CPU's bits with a
- * warning where it cannot run; and what a program embedding the op reads
- * and sets on it (the failure, the fall-back's note, cancel).
+ * out of memory), while values a run does not use do not stop it;
+ * backend cuda falls back to the CPU's bits with a warning where it
+ * cannot run; and what a program embedding the op reads and sets on it
+ * (the failure, the fall-back's note, cancel).
  *
  * The module is found through GEGL_PATH (tests/gegl/meson.build).
  *
@@ -363,11 +364,41 @@ test_embedding (void)
   g_free (rgba);
 }
 
+/* A value the library refuses fails the run where the run uses it, and
+ * is passed over (the default kept) where a property the run does not
+ * use holds it: GIMP hides that property, and a value left there from
+ * another algorithm must not stop this one. */
+static void
+test_unused_values (void)
+{
+  const gint  w = 37, h = 23;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+  GeglBuffer *fs = run_op (in, NULL);
+  GeglBuffer *out;
+
+  warnings = 0;
+  out = run_op (in, "algorithm", HT_ALGORITHM_BAYER, "mask-size", 3, NULL);
+  same_as_input (in, out, NULL, "bayer, mask-size 3");
+  check_warning ("mask-size", "bayer, mask-size 3");
+  g_clear_object (&out);
+
+  warnings = 0;
+  out = run_op (in, "mask-size", 3, "coefficients", "- * 7; 3 x 1", NULL);
+  check_same_pixels (fs, out, "R'G'B'A u8", "floyd-steinberg, mask-size 3 and bad coefficients");
+  CHECK (warnings == 0, "floyd-steinberg with unused bad values: %d warnings (%s)", warnings, last_warning->str);
+  g_clear_object (&out);
+
+  g_object_unref (fs);
+  g_object_unref (in);
+  g_free (rgba);
+}
+
 int
 main (int argc, char **argv)
 {
   static void (*const tests[]) (void) = {
-    test_failures_pass_input_through, test_failures_large, test_backend_cuda, test_embedding,
+    test_failures_pass_input_through, test_failures_large, test_backend_cuda, test_embedding, test_unused_values,
   };
 
   return op_test_main (argc, argv, tests, G_N_ELEMENTS (tests));
