@@ -134,7 +134,7 @@ static const param_row params[HT_PARAM_COUNT] = {
     FIELD(FIELD_INT, max_rounds) },
   [HT_PARAM_SEED] = {
     { "seed", NULL, N_("Random seed"),
-      "the key of the random numbers (a search's random start, the filter perturbation of --randomize); the "
+      "the key of the random numbers (a search's random start, the randomized filter weights); the "
       "same seed gives the same image", "N",
       HT_TYPE_SEED, 0, 0, SEED_MAX, 0, 1000, 0, NULL, 0, HT_GROUP_ALGORITHM, false, false },
     FIELD(FIELD_U64, seed) },
