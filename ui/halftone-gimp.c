@@ -408,12 +408,15 @@ param_changed (PreviewState *st)
   preview_changed (st);
 }
 
+/* A number as the widget shows it: its decimals (a slider gives more),
+ * a whole number for the other types. */
 static void
 on_param_number (GtkAdjustment *adj, ParamWidgets *pw)
 {
-  const gdouble x = gtk_adjustment_get_value (adj);
+  const ht_param *d     = ht_param_info (pw->id);
+  const gdouble   scale = d->type == HT_TYPE_NUMBER ? pow (10.0, d->digits) : 1.0;
 
-  pw->st->vals->value[pw->id] = ht_param_info (pw->id)->type == HT_TYPE_NUMBER ? x : floor (x + 0.5);
+  pw->st->vals->value[pw->id] = floor (gtk_adjustment_get_value (adj) * scale + 0.5) / scale;
   param_changed (pw->st);
 }
 
@@ -630,9 +633,9 @@ static gboolean
 dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
 {
   PreviewState st = { 0 };
-  GtkWidget   *dlg, *hbox, *left, *scroll, *right, *table, *frame, *expander, *w, *hint, *zbox;
+  GtkWidget   *dlg, *hbox, *left, *scroll, *right, *main_table, *table, *expander, *w, *hint, *zbox;
   gboolean     ok;
-  gint         x = 0, y = 0, width = 1, height = 1;
+  gint         row = 0, x = 0, y = 0, width = 1, height = 1;
   GeglRectangle region;
 
   gimp_ui_init (PLUG_IN_BINARY, FALSE);
@@ -716,30 +719,33 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   gtk_viewport_set_shadow_type (GTK_VIEWPORT (gtk_bin_get_child (GTK_BIN (scroll))), GTK_SHADOW_NONE);
 
   /* The method parameters, from the library's description, in its
-   * groups and order: the algorithm and what only it uses, the output,
-   * the colour; under Advanced where it runs (every backend gives the
-   * same bits). The op's own space goes with the output. */
+   * groups and order, in one table so that the columns line up: the
+   * algorithm and what only it uses, then the output and the colour
+   * under headings; under Advanced where it runs (every backend gives
+   * the same bits). The op's own space goes with the output. */
+  main_table = options_table ();
+  gtk_box_pack_start (GTK_BOX (right), main_table, FALSE, FALSE, 0);
   for (gint group = HT_GROUP_ALGORITHM; group <= HT_GROUP_ADVANCED; group++)
     {
-      gint row = 0;
-
-      table = options_table ();
-      switch (group)
+      if (group == HT_GROUP_ADVANCED)
         {
-        case HT_GROUP_ALGORITHM:
-          gtk_box_pack_start (GTK_BOX (right), table, FALSE, FALSE, 0);
-          break;
-        case HT_GROUP_OUTPUT:
-        case HT_GROUP_COLOR:
-          frame = gimp_frame_new (group == HT_GROUP_OUTPUT ? _("Output") : _("Color"));
-          gtk_box_pack_start (GTK_BOX (right), frame, FALSE, FALSE, 0);
-          gtk_container_add (GTK_CONTAINER (frame), table);
-          break;
-        default:
           expander = gtk_expander_new_with_mnemonic (_("Ad_vanced"));
           gtk_box_pack_start (GTK_BOX (right), expander, FALSE, FALSE, 0);
+          table = options_table ();
           gtk_container_add (GTK_CONTAINER (expander), table);
-          break;
+          row = 0;
+        }
+      else
+        table = main_table;
+      if (group == HT_GROUP_OUTPUT || group == HT_GROUP_COLOR)
+        {
+          w = gtk_label_new (group == HT_GROUP_OUTPUT ? _("Output") : _("Color"));
+          gimp_label_set_attributes (GTK_LABEL (w), PANGO_ATTR_WEIGHT, PANGO_WEIGHT_BOLD, -1);
+          gtk_misc_set_alignment (GTK_MISC (w), 0.0, 1.0);
+          gtk_widget_set_size_request (w, -1, 30);
+          gtk_table_attach (GTK_TABLE (table), w, 0, TABLE_COLUMNS, (guint) row, (guint) row + 1, GTK_FILL,
+                            GTK_FILL, 0, 0);
+          row++;
         }
       for (gint id = 0; id < HT_PARAM_COUNT; id++)
         {
