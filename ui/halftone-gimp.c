@@ -37,18 +37,31 @@
 #define PLUG_IN_ROLE   "gegl-halftone-dither"
 #define GEGL_OP        "halftone:dither"
 
+typedef struct PreviewState PreviewState;
+
+/* The widgets of one parameter of the library's description. */
+typedef struct
+{
+  PreviewState *st;
+  ht_param_id   id;
+  GtkObject    *adj;    /* a number's scale entry, or NULL             */
+  GtkWidget    *widget; /* a switch's, choice's or text's widget       */
+  GtkWidget    *label;
+  GtkWidget    *note;   /* text: the check's message, under the field  */
+  gboolean      op_has; /* the installed op has the property           */
+} ParamWidgets;
+
 /* The dialog's state: the last full result and what it was made from,
  * and the computation under way. */
-typedef struct
+struct PreviewState
 {
   gint32        drawable_id;
   HalftoneVals *vals;
   GtkWidget    *dialog;
   HtView       *view;
-  GtkWidget    *coef_entry;
-  GtkWidget    *coef_label;
-  GtkWidget    *search[10]; /* the search methods' controls and labels */
-  GtkWidget    *coef_error; /* the parser's message, under the field   */
+  ParamWidgets  params[HT_PARAM_COUNT];
+  gchar        *problem;    /* why the values cannot run, where no field
+                               shows it, or NULL                        */
   GtkWidget    *gpu_label;  /* whether a GPU is usable, and why not    */
   GtkWidget    *status;     /* what the preview shows                  */
   GtkWidget    *progress;
@@ -61,7 +74,7 @@ typedef struct
   gboolean      again;       /* a change came while it ran                */
   guint         progress_timer;
   GpuProbe     *gpu_probe;
-} PreviewState;
+};
 
 static void query (void);
 static void run   (const gchar      *name,
@@ -237,7 +250,9 @@ update_status (PreviewState *st)
     g_string_append (s, _("Halftones the whole layer."));
   if (st->job)
     g_string_append_printf (s, " %s", _("Computing…"));
-  if (st->failed && !st->job)
+  if (st->problem)
+    g_string_append_printf (s, "\n%s", st->problem);
+  else if (st->failed && !st->job)
     /* TRANSLATORS: %s: why the run gave no halftone */
     g_string_append_printf (s, "\n%s", st->failed);
   else if (st->result_note && halftone_same_vals (&st->result_vals, st->vals))
@@ -293,21 +308,36 @@ job_done (PreviewJob *job, gpointer data)
   update_status (st);
 }
 
-/* After any change: the coefficients' message, OK's sensitivity, and a
- * new preview computation. */
+/* After any change: the check's message (under a text field where it is
+ * about one, else in the status line), OK's sensitivity, and a new
+ * preview computation. */
 static void
 preview_changed (PreviewState *st)
 {
-  gchar *problem = halftone_check_vals (st->vals);
+  gint     at      = -1;
+  gchar   *problem = halftone_check_vals (st->vals, &at);
+  gboolean noted   = FALSE;
 
   /* the parser's message (with the position) next to the field; OK only
    * for values that can run */
-  if (st->vals->algorithm == HT_FILTER_CUSTOM && problem)
-    gtk_label_set_text (GTK_LABEL (st->coef_error), problem);
-  gtk_widget_set_visible (st->coef_error, st->vals->algorithm == HT_FILTER_CUSTOM && problem);
-  gtk_dialog_set_response_sensitive (GTK_DIALOG (st->dialog), GTK_RESPONSE_OK, problem == NULL);
-  g_free (problem);
-  if (!st->source || gtk_widget_get_visible (st->coef_error) ||
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    if (st->params[id].note)
+      {
+        gboolean here = problem && at == id;
+
+        if (here)
+          gtk_label_set_text (GTK_LABEL (st->params[id].note), problem);
+        gtk_widget_set_visible (st->params[id].note, here);
+        noted |= here;
+      }
+  const gboolean runs = problem == NULL;
+
+  gtk_dialog_set_response_sensitive (GTK_DIALOG (st->dialog), GTK_RESPONSE_OK, runs);
+  g_free (st->problem);
+  st->problem = noted ? NULL : problem;
+  if (noted)
+    g_free (problem);
+  if (!st->source || !runs ||
       (st->result && halftone_same_vals (&st->result_vals, st->vals) && !st->job))
     {
       update_status (st);
@@ -336,6 +366,8 @@ gpu_show (gpointer data)
   const gchar  *why = NULL;
   gchar        *text;
 
+  if (!st->gpu_label)
+    return G_SOURCE_REMOVE;
   if (!gpu_probe_result (st->gpu_probe, &why))
     return G_SOURCE_CONTINUE;
   if (why)
@@ -349,38 +381,73 @@ gpu_show (gpointer data)
 }
 /* ------------------------------------------------------------ dialog */
 
+/* Every parameter's widgets are sensitive where the run uses the
+ * parameter (ht_param_used for the algorithm and colour mode) and the
+ * installed op has it. */
 static void
 update_sensitivity (PreviewState *st)
 {
-  gboolean custom = st->vals->algorithm == HT_FILTER_CUSTOM;
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    {
+      const ParamWidgets *pw = &st->params[id];
+      const gboolean      on = pw->op_has && halftone_param_active (st->vals, (ht_param_id) id);
 
-  gtk_widget_set_sensitive (st->coef_entry, custom);
-  gtk_widget_set_sensitive (st->coef_label, custom);
-  for (gsize i = 0; i < G_N_ELEMENTS (st->search); i++)
-    if (st->search[i])
-      gtk_widget_set_sensitive (st->search[i], halftone_is_search (st->vals->algorithm) &&
-                                (i >= 2 || st->vals->algorithm != HT_ALGORITHM_DBS)); /* dbs: no window */
+      if (pw->adj)
+        gimp_scale_entry_set_sensitive (pw->adj, on);
+      if (pw->widget)
+        gtk_widget_set_sensitive (pw->widget, on);
+      if (pw->label)
+        gtk_widget_set_sensitive (pw->label, on);
+    }
 }
 
 static void
-on_algorithm_changed (GtkWidget *combo, PreviewState *st)
+param_changed (PreviewState *st)
 {
-  gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), &st->vals->algorithm);
   update_sensitivity (st);
   preview_changed (st);
+}
+
+/* A number as the widget shows it: its decimals (a slider gives more),
+ * a whole number for the other types. */
+static void
+on_param_number (GtkAdjustment *adj, ParamWidgets *pw)
+{
+  const ht_param *d     = ht_param_info (pw->id);
+  const gdouble   scale = d->type == HT_TYPE_NUMBER ? pow (10.0, d->digits) : 1.0;
+
+  pw->st->vals->value[pw->id] = floor (gtk_adjustment_get_value (adj) * scale + 0.5) / scale;
+  param_changed (pw->st);
+}
+
+static void
+on_param_toggled (GtkToggleButton *button, ParamWidgets *pw)
+{
+  pw->st->vals->value[pw->id] = gtk_toggle_button_get_active (button) ? 1 : 0;
+  param_changed (pw->st);
+}
+
+static void
+on_param_choice (GtkWidget *combo, ParamWidgets *pw)
+{
+  gint value = 0;
+
+  if (gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), &value))
+    pw->st->vals->value[pw->id] = value;
+  param_changed (pw->st);
+}
+
+static void
+on_param_text (GtkEntry *entry, ParamWidgets *pw)
+{
+  g_strlcpy (pw->st->vals->text[pw->id], gtk_entry_get_text (entry), HALFTONE_TEXT_MAX);
+  param_changed (pw->st);
 }
 
 static void
 on_int_combo_changed (GtkWidget *combo, gint *value)
 {
   gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), value);
-}
-
-static void
-on_coef_changed (GtkEntry *entry, PreviewState *st)
-{
-  g_strlcpy (st->vals->coefficients, gtk_entry_get_text (entry), COEF_MAX);
-  preview_changed (st);
 }
 
 static void
@@ -409,6 +476,11 @@ int_combo (const gchar *first_label, gint first_value, ...)
   return combo;
 }
 
+/* The option tables have three columns: a label, then a widget across
+ * the other two, or a number's label, slider and spin button
+ * (gimp_scale_entry_new). */
+#define TABLE_COLUMNS 3
+
 static void
 attach_row (GtkWidget *table, gint row, const gchar *label, GtkWidget *widget, GtkWidget **label_out)
 {
@@ -417,7 +489,7 @@ attach_row (GtkWidget *table, gint row, const gchar *label, GtkWidget *widget, G
   gtk_misc_set_alignment (GTK_MISC (l), 0.0, 0.5);
   gtk_label_set_mnemonic_widget (GTK_LABEL (l), widget);
   gtk_table_attach (GTK_TABLE (table), l, 0, 1, (guint) row, (guint) row + 1, GTK_FILL, GTK_FILL, 0, 0);
-  gtk_table_attach (GTK_TABLE (table), widget, 1, 2, (guint) row, (guint) row + 1,
+  gtk_table_attach (GTK_TABLE (table), widget, 1, TABLE_COLUMNS, (guint) row, (guint) row + 1,
                     GTK_EXPAND | GTK_FILL, GTK_FILL, 0, 0);
   gtk_widget_show (l);
   gtk_widget_show (widget);
@@ -425,7 +497,7 @@ attach_row (GtkWidget *table, gint row, const gchar *label, GtkWidget *widget, G
     *label_out = l;
 }
 
-/* A wrapped italic note in the table's second column. */
+/* A wrapped italic note in the table's widget columns. */
 static GtkWidget *
 attach_note (GtkWidget *table, gint row)
 {
@@ -435,60 +507,97 @@ attach_note (GtkWidget *table, gint row)
   gtk_widget_set_size_request (l, 260, -1);
   gtk_misc_set_alignment (GTK_MISC (l), 0.0, 0.5);
   gimp_label_set_attributes (GTK_LABEL (l), PANGO_ATTR_STYLE, PANGO_STYLE_ITALIC, -1);
-  gtk_table_attach (GTK_TABLE (table), l, 1, 2, (guint) row, (guint) row + 1, GTK_FILL, GTK_FILL, 0, 0);
+  gtk_table_attach (GTK_TABLE (table), l, 1, TABLE_COLUMNS, (guint) row, (guint) row + 1, GTK_FILL, GTK_FILL, 0, 0);
   gtk_widget_show (l);
   return l;
 }
 
+/* A new table for a group of options. */
 static GtkWidget *
-spin (gint *value, gint lower, gint upper, PreviewState *st)
+options_table (void)
 {
-  GtkObject *adj  = gtk_adjustment_new (*value, lower, upper, 1, 10, 0);
-  GtkWidget *spin = gtk_spin_button_new (GTK_ADJUSTMENT (adj), 1, 0);
+  GtkWidget *table = gtk_table_new (1, TABLE_COLUMNS, FALSE);
 
-  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
-  g_signal_connect (adj, "value-changed", G_CALLBACK (gimp_int_adjustment_update), value);
-  if (st)
-    g_signal_connect (adj, "value-changed", G_CALLBACK (on_invalidate), st);
-  return spin;
+  gtk_table_set_row_spacings (GTK_TABLE (table), 6);
+  gtk_table_set_col_spacings (GTK_TABLE (table), 6);
+  return table;
 }
 
-/* A combo box of the list's entries that keeps *value and refreshes the
- * preview. */
-static GtkWidget *
-value_combo (ht_list list, gint *value, PreviewState *st)
-{
-  GtkWidget *combo = list_combo (list);
-
-  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (combo), *value);
-  g_signal_connect (combo, "changed", G_CALLBACK (on_int_combo_changed), value);
-  g_signal_connect (combo, "changed", G_CALLBACK (on_invalidate), st);
-  return combo;
-}
-
-/* The fractions of the op (0..1) as percent; `also`, where not NULL, gets
- * the same value (the inter-plane weight forward and back). */
+/* The widgets of parameter `id` in row *row (and the rows after it)
+ * of `table`, made from its description: a number a slider with a spin
+ * button (its range, the slider's part of it, its decimals; within the
+ * installed op's range), a switch a check button, a choice the library's
+ * list, text an entry with a line for the check's message under it. */
 static void
-on_percent_changed (GtkAdjustment *adj, gdouble *f)
+add_param (PreviewState *st, GtkWidget *table, gint *row, ht_param_id id)
 {
-  gdouble *also = g_object_get_data (G_OBJECT (adj), "also");
+  const ht_param *d     = ht_param_info (id);
+  ParamWidgets   *pw    = &st->params[id];
+  gdouble        *value = &st->vals->value[id];
+  const gchar    *label = g_dgettext (GETTEXT_PACKAGE, d->label);
+  /* TRANSLATORS: an option's label in the dialog, e.g. "Levels:" */
+  gchar          *text  = g_strdup_printf (_("%s:"), label);
+  gchar          *tip;
 
-  *f = gtk_adjustment_get_value (adj) / 100.0;
-  if (also)
-    *also = *f;
-}
+  pw->st     = st;
+  pw->id     = id;
+  pw->op_has = gegl_operation_find_property (GEGL_OP, d->name) != NULL;
+  tip = pw->op_has ? g_strdup (d->help)
+                   : g_strdup_printf ("%s\n%s", d->help,
+                                      _("The installed halftone:dither operation is older than this plug-in "
+                                        "and does not have this setting."));
+  switch (d->type)
+    {
+    case HT_TYPE_INT:
+    case HT_TYPE_NUMBER:
+    case HT_TYPE_SEED:
+      {
+        const gboolean whole = d->type != HT_TYPE_NUMBER;
+        const gdouble  step  = whole ? 1.0 : pow (10.0, d->digits >= 2 ? 1 - d->digits : -d->digits);
+        gdouble        lo = d->min, hi = d->max, op_lo, op_hi;
 
-static GtkWidget *
-percent_spin (gdouble *f, gdouble *also, gint upper, PreviewState *st)
-{
-  GtkObject *adj  = gtk_adjustment_new (CLAMP (floor (*f * 100.0 + 0.5), 0, upper), 0, upper, 1, 10, 0);
-  GtkWidget *spin = gtk_spin_button_new (GTK_ADJUSTMENT (adj), 1, 0);
-
-  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
-  g_object_set_data (G_OBJECT (adj), "also", also);
-  g_signal_connect (adj, "value-changed", G_CALLBACK (on_percent_changed), f);
-  g_signal_connect (adj, "value-changed", G_CALLBACK (on_invalidate), st);
-  return spin;
+        /* what both the description and the installed op take */
+        if (pw->op_has && halftone_op_range (d->name, &op_lo, &op_hi))
+          {
+            lo = MAX (lo, op_lo);
+            hi = MIN (hi, op_hi);
+          }
+        *value  = CLAMP (*value, lo, hi);
+        pw->adj = gimp_scale_entry_new (GTK_TABLE (table), 0, *row, text, 100, whole ? 8 : 5, *value,
+                                        CLAMP (d->ui_min, lo, hi), CLAMP (d->ui_max, lo, hi), step, step * 10,
+                                        whole ? 0 : (guint) d->digits, FALSE, lo, hi, tip, NULL);
+        g_signal_connect (pw->adj, "value-changed", G_CALLBACK (on_param_number), pw);
+        break;
+      }
+    case HT_TYPE_BOOL:
+      pw->widget = gtk_check_button_new_with_label (label);
+      gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (pw->widget), *value != 0);
+      g_signal_connect (pw->widget, "toggled", G_CALLBACK (on_param_toggled), pw);
+      gtk_table_attach (GTK_TABLE (table), pw->widget, 0, TABLE_COLUMNS, (guint) *row, (guint) *row + 1, GTK_FILL,
+                        GTK_FILL, 0, 0);
+      gtk_widget_show (pw->widget);
+      break;
+    case HT_TYPE_CHOICE:
+      pw->widget = list_combo (d->list);
+      gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (pw->widget), (gint) *value);
+      g_signal_connect (pw->widget, "changed", G_CALLBACK (on_param_choice), pw);
+      attach_row (table, *row, text, pw->widget, &pw->label);
+      break;
+    case HT_TYPE_TEXT:
+      pw->widget = gtk_entry_new ();
+      gtk_entry_set_max_length (GTK_ENTRY (pw->widget), HALFTONE_TEXT_MAX - 1);
+      gtk_entry_set_text (GTK_ENTRY (pw->widget), st->vals->text[id]);
+      g_signal_connect (pw->widget, "changed", G_CALLBACK (on_param_text), pw);
+      attach_row (table, *row, text, pw->widget, &pw->label);
+      pw->note = attach_note (table, ++*row);
+      gtk_widget_hide (pw->note);
+      break;
+    }
+  if (pw->widget)
+    gtk_widget_set_tooltip_text (pw->widget, tip);
+  (*row)++;
+  g_free (text);
+  g_free (tip);
 }
 
 /* Help opens the project's documentation of the dialog (installed with
@@ -524,9 +633,9 @@ static gboolean
 dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
 {
   PreviewState st = { 0 };
-  GtkWidget   *dlg, *hbox, *left, *scroll, *right, *table, *adv, *expander, *w, *hint, *zbox;
+  GtkWidget   *dlg, *hbox, *left, *scroll, *right, *main_table, *table, *expander, *w, *hint, *zbox;
   gboolean     ok;
-  gint         row = 0, arow = 0, x = 0, y = 0, width = 1, height = 1;
+  gint         row = 0, x = 0, y = 0, width = 1, height = 1;
   GeglRectangle region;
 
   gimp_ui_init (PLUG_IN_BINARY, FALSE);
@@ -609,116 +718,56 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   gtk_scrolled_window_add_with_viewport (GTK_SCROLLED_WINDOW (scroll), right);
   gtk_viewport_set_shadow_type (GTK_VIEWPORT (gtk_bin_get_child (GTK_BIN (scroll))), GTK_SHADOW_NONE);
 
-  table = gtk_table_new (9, 2, FALSE);
-  gtk_table_set_row_spacings (GTK_TABLE (table), 6);
-  gtk_table_set_col_spacings (GTK_TABLE (table), 12);
-  gtk_box_pack_start (GTK_BOX (right), table, FALSE, FALSE, 0);
-
-  w = list_combo (HT_LIST_ALGORITHMS);
-  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->algorithm);
-  g_signal_connect (w, "changed", G_CALLBACK (on_algorithm_changed), &st);
-  attach_row (table, row++, _("_Algorithm:"), w, NULL);
-
-  /* the search methods only (sensitive for them, update_sensitivity);
-   * the tooltips are the op's descriptions */
-  w = spin (&vals->window, 1, HT_SEARCH_WINDOW_MAX, &st);
-  gtk_widget_set_tooltip_text (w, _("Side of the square windows whose black-and-white patterns "
-                                    "are searched; each step up makes LES about 30 times slower"));
-  attach_row (table, row++, _("Window size"), w, &st.search[1]);
-  st.search[0] = w;
-  {
-    GtkObject *adj = gtk_adjustment_new (vals->sigma, 0.25, 4.0, 0.05, 0.25, 0);
-
-    w = gtk_spin_button_new (GTK_ADJUSTMENT (adj), 0.05, 2);
-    gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (w), TRUE);
-    g_signal_connect (adj, "value-changed", G_CALLBACK (gimp_double_adjustment_update), &vals->sigma);
-    g_signal_connect (adj, "value-changed", G_CALLBACK (on_invalidate), &st);
-  }
-  gtk_widget_set_tooltip_text (w, _("Standard deviation in pixels of the Gaussian that models "
-                                    "the eye: larger values look from farther away"));
-  attach_row (table, row++, _("Eye model sigma"), w, &st.search[3]);
-  st.search[2] = w;
-  w = value_combo (HT_LIST_INITS, &vals->init, &st);
-  gtk_widget_set_tooltip_text (w, _("The image the search starts from: Floyd-Steinberg error "
-                                    "diffusion (fewer rounds) or random dither from the seed"));
-  attach_row (table, row++, _("Start from"), w, &st.search[5]);
-  st.search[4] = w;
-  w = value_combo (HT_LIST_SCHEDULES, &vals->schedule, &st);
-  gtk_widget_set_tooltip_text (w, _("Order of the windows: parallel blocks on every core, or "
-                                    "raster order on one (the paper's sequential reference)"));
-  attach_row (table, row++, _("Schedule"), w, &st.search[7]);
-  st.search[6] = w;
-  w = spin (&vals->max_rounds, 0, 1000000, &st);
-  gtk_widget_set_tooltip_text (w, _("Stop the search after this many rounds (0: when a round "
-                                    "changes nothing)"));
-  attach_row (table, row++, _("Maximum rounds"), w, &st.search[9]);
-  st.search[8] = w;
-
-  st.coef_entry = gtk_entry_new ();
-  gtk_entry_set_max_length (GTK_ENTRY (st.coef_entry), COEF_MAX - 1);
-  gtk_entry_set_text (GTK_ENTRY (st.coef_entry), vals->coefficients);
-  gtk_widget_set_tooltip_text (st.coef_entry,
-                               _("Custom error filter: rows separated by ';', '*' marks the "
-                                 "current pixel, '-' the pixels before it, an optional "
-                                 "'/ divisor' at the end; for example \"- * 7; 3 5 1 / 16\""));
-  g_signal_connect (st.coef_entry, "changed", G_CALLBACK (on_coef_changed), &st);
-  attach_row (table, row++, _("C_oefficients:"), st.coef_entry, &st.coef_label);
-  st.coef_error = attach_note (table, row++);
-
-  w = spin (&vals->levels, 2, 256, &st);
-  attach_row (table, row++, _("_Levels:"), w, NULL);
-
-  w = value_combo (HT_LIST_COLOR_MODES, &vals->color_mode, &st);
-  attach_row (table, row++, _("Color _mode:"), w, NULL);
-
-  /* plane-dependent colour and cmyk only (the op ignores them otherwise) */
-  w = percent_spin (&vals->interplane_forward, &vals->interplane_backward, 50, &st);
-  gtk_widget_set_tooltip_text (w, _("Plane-dependent and CMYK modes: the share (%) of each color plane's error "
-                                    "passed to its neighbouring planes, so that dots of different colors stop "
-                                    "piling up on the same pixels; 20 is a good start"));
-  attach_row (table, row++, _("_Inter-plane weight (%):"), w, NULL);
-  w = percent_spin (&vals->randomize, NULL, 100, &st);
-  gtk_widget_set_tooltip_text (w, _("Plane-dependent and CMYK modes: how much (%) the error filter's weights "
-                                    "are perturbed per pixel, which breaks periodic patterns"));
-  attach_row (table, row++, _("Ran_domize (%):"), w, NULL);
-  w = spin (&vals->seed, 0, G_MAXINT, &st);
-  gtk_widget_set_tooltip_text (w, _("Key of the random perturbation; the same seed gives the same image"));
-  attach_row (table, row++, _("S_eed:"), w, NULL);
-  w = percent_spin (&vals->black, NULL, 100, &st);
-  gtk_widget_set_tooltip_text (w, _("CMYK mode: the share (%) of the gray common to cyan, magenta and yellow "
-                                    "printed with black ink"));
-  attach_row (table, row++, _("Blac_k generation (%):"), w, NULL);
-
-  w = int_combo (_("Perceptual (gamma-encoded values)"), 0, _("Linear light"), 1, NULL);
-  gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->space);
-  g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->space);
-  g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
-  attach_row (table, row++, _("_Space:"), w, NULL);
-
-  w = gtk_check_button_new_with_mnemonic (_("Se_rpentine scan"));
-  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (w), vals->serpentine);
-  g_signal_connect (w, "toggled", G_CALLBACK (gimp_toggle_button_update), &vals->serpentine);
-  g_signal_connect (w, "toggled", G_CALLBACK (on_invalidate), &st);
-  gtk_table_attach (GTK_TABLE (table), w, 1, 2, (guint) row, (guint) row + 1, GTK_FILL, GTK_FILL, 0, 0);
-  gtk_widget_show (w);
-  row++;
-
-  /* Advanced: where it runs. Every backend gives the same bits. */
-  expander = gtk_expander_new_with_mnemonic (_("Ad_vanced"));
-  gtk_box_pack_start (GTK_BOX (right), expander, FALSE, FALSE, 0);
-  adv = gtk_table_new (3, 2, FALSE);
-  gtk_table_set_row_spacings (GTK_TABLE (adv), 6);
-  gtk_table_set_col_spacings (GTK_TABLE (adv), 12);
-  gtk_container_add (GTK_CONTAINER (expander), adv);
-
-  w = value_combo (HT_LIST_BACKENDS, &vals->backend, &st);
-  attach_row (adv, arow++, _("_Backend:"), w, NULL);
-  st.gpu_label = attach_note (adv, arow++);
-  gtk_label_set_text (GTK_LABEL (st.gpu_label), _("Looking for a GPU…"));
-
-  w = spin (&vals->threads, 0, 1024, &st);
-  gtk_widget_set_tooltip_text (w, _("CPU threads to use (0 = all cores)"));
-  attach_row (adv, arow++, _("_Threads:"), w, NULL);
+  /* The method parameters, from the library's description, in its
+   * groups and order, in one table so that the columns line up: the
+   * algorithm and what only it uses, then the output and the colour
+   * under headings; under Advanced where it runs (every backend gives
+   * the same bits). The op's own space goes with the output. */
+  main_table = options_table ();
+  gtk_box_pack_start (GTK_BOX (right), main_table, FALSE, FALSE, 0);
+  for (gint group = HT_GROUP_ALGORITHM; group <= HT_GROUP_ADVANCED; group++)
+    {
+      if (group == HT_GROUP_ADVANCED)
+        {
+          expander = gtk_expander_new_with_mnemonic (_("Ad_vanced"));
+          gtk_box_pack_start (GTK_BOX (right), expander, FALSE, FALSE, 0);
+          table = options_table ();
+          gtk_container_add (GTK_CONTAINER (expander), table);
+          row = 0;
+        }
+      else
+        table = main_table;
+      if (group == HT_GROUP_OUTPUT || group == HT_GROUP_COLOR)
+        {
+          w = gtk_label_new (group == HT_GROUP_OUTPUT ? _("Output") : _("Color"));
+          gimp_label_set_attributes (GTK_LABEL (w), PANGO_ATTR_WEIGHT, PANGO_WEIGHT_BOLD, -1);
+          gtk_misc_set_alignment (GTK_MISC (w), 0.0, 1.0);
+          gtk_widget_set_size_request (w, -1, 30);
+          gtk_table_attach (GTK_TABLE (table), w, 0, TABLE_COLUMNS, (guint) row, (guint) row + 1, GTK_FILL,
+                            GTK_FILL, 0, 0);
+          row++;
+        }
+      for (gint id = 0; id < HT_PARAM_COUNT; id++)
+        {
+          /* a group added to the description later goes under Advanced */
+          if (MIN ((gint) ht_param_info ((ht_param_id) id)->group, HT_GROUP_ADVANCED) != group)
+            continue;
+          add_param (&st, table, &row, (ht_param_id) id);
+          if (id == HT_PARAM_BACKEND)
+            {
+              st.gpu_label = attach_note (table, row++);
+              gtk_label_set_text (GTK_LABEL (st.gpu_label), _("Looking for a GPU…"));
+            }
+        }
+      if (group == HT_GROUP_OUTPUT)
+        {
+          w = int_combo (_("Perceptual (gamma-encoded values)"), 0, _("Linear light"), 1, NULL);
+          gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->space);
+          g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->space);
+          g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
+          attach_row (table, row++, _("_Space:"), w, NULL);
+        }
+    }
 
   gtk_widget_show_all (hbox);
   update_sensitivity (&st);
@@ -743,6 +792,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   g_clear_object (&st.source);
   g_free (st.result_note);
   g_free (st.failed);
+  g_free (st.problem);
   return ok;
 }
 
@@ -758,12 +808,11 @@ run (const gchar      *name,
   static GimpParam  values[2];
   GimpRunMode       run_mode = (GimpRunMode) param[0].data.d_int32;
   gint32            drawable_id = param[2].data.d_drawable;
-  HalftoneVals      vals = halftone_defaults;
+  HalftoneVals      vals;
   GimpPDBStatusType status = GIMP_PDB_SUCCESS;
   gchar            *error = NULL;
   GeglBuffer       *ready = NULL; /* the preview's result for the final values */
 
-  (void) name;
   bindtextdomain (GETTEXT_PACKAGE, HT_LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
@@ -777,6 +826,7 @@ run (const gchar      *name,
   *return_vals  = values;
   values[0].type          = GIMP_PDB_STATUS;
   values[0].data.d_status = GIMP_PDB_SUCCESS;
+  halftone_vals_defaults (&vals);
 
   if (!gegl_has_operation (GEGL_OP))
     {
@@ -788,39 +838,28 @@ run (const gchar      *name,
     switch (run_mode)
       {
       case GIMP_RUN_INTERACTIVE:
-        if (gimp_get_data_size (PLUG_IN_PROC) == sizeof vals)
-          gimp_get_data (PLUG_IN_PROC, &vals);
-        vals.coefficients[COEF_MAX - 1] = '\0';
-        if (vals.zoom < 1 || vals.zoom > 8)
-          vals.zoom = 1;
-        {
-          gchar *stale = halftone_check_vals (&vals);
-
-          if (stale)
-            vals = halftone_defaults; /* stored values from an older version */
-          g_free (stale);
-        }
+        /* the defaults where nothing usable is stored (an older
+         * version's settings are not read) */
+        halftone_vals_load (&vals);
         if (!dialog (drawable_id, &vals, &ready))
           status = GIMP_PDB_CANCEL;
         break;
 
       case GIMP_RUN_NONINTERACTIVE:
-        /* either procedure: plug-in-halftone-dither's 11 arguments (the
-         * rest from the defaults) or plug-in-halftone-dither2's 21 */
-        if (!halftone_vals_from_params (nparams, param, &vals, &error))
+        /* any of the procedures: its arguments, the defaults for the
+         * rest */
+        if (!halftone_vals_from_params (name, nparams, param, &vals, &error))
           status = GIMP_PDB_CALLING_ERROR;
         break;
 
       case GIMP_RUN_WITH_LAST_VALS:
-        if (gimp_get_data_size (PLUG_IN_PROC) == sizeof vals)
-          gimp_get_data (PLUG_IN_PROC, &vals);
-        vals.coefficients[COEF_MAX - 1] = '\0';
+        halftone_vals_load (&vals);
         break;
       }
 
   if (status == GIMP_PDB_SUCCESS)
     {
-      error = halftone_check_vals (&vals);
+      error = halftone_check_vals (&vals, NULL);
       if (error)
         status = GIMP_PDB_CALLING_ERROR;
       else if (!gimp_drawable_is_rgb (drawable_id) && !gimp_drawable_is_gray (drawable_id))
@@ -839,7 +878,7 @@ run (const gchar      *name,
           if (run_mode != GIMP_RUN_NONINTERACTIVE)
             gimp_displays_flush ();
           if (run_mode == GIMP_RUN_INTERACTIVE)
-            gimp_set_data (PLUG_IN_PROC, &vals, sizeof vals);
+            halftone_vals_store (&vals);
         }
     }
 

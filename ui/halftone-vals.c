@@ -1,10 +1,12 @@
 /* The GIMP 2.10 plug-in's settings, their checks and their PDB form
- * (halftone-vals.h).
+ * (halftone-vals.h), all made from the library's description of the
+ * parameters (ht_param_info).
  *
  * Copyright (C) 2026 the GEGL Halftone authors. GPL-3.0-or-later.
  */
 #include "ht-config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -14,20 +16,53 @@
 
 #define MENU_PATH "<Image>/Filters/Distorts"
 
-/* The operation's defaults, except the inter-plane weights: 0.2, which
- * the dialog offers as a start (the operation's 0 makes plane-dependent
- * colour the same as per-channel). */
-const HalftoneVals halftone_defaults = {
-  HT_FILTER_FLOYD_STEINBERG, "- * 7; 3 5 1 / 16", 2, HT_COLOR_LUMA, 0, FALSE, HT_BACKEND_AUTO, 0, 1,
-  4, 1.0, HT_INIT_FLOYD_STEINBERG, HT_SCHEDULE_PARALLEL, 0,
-  0,
-  0.2, 0.2, 0.0, 1.0,
+/* The arguments every procedure starts with. */
+#define PDB_ARGS_FIRST 3
+
+/* What the arguments after the first three of the two fixed procedures
+ * set, in the order scripts pass them (docs/gimp.md). */
+static const gint legacy_args[] = {
+  HT_PARAM_ALGORITHM, HT_PARAM_COEFFICIENTS, HT_PARAM_LEVELS, HT_PARAM_COLOR, HALFTONE_ARG_SPACE,
+  HT_PARAM_SERPENTINE, HT_PARAM_BACKEND, HT_PARAM_THREADS,
+  /* plug-in-halftone-dither2 only */
+  HT_PARAM_WINDOW, HT_PARAM_SIGMA, HT_PARAM_INIT, HT_PARAM_SCHEDULE, HT_PARAM_MAX_ROUNDS, HT_PARAM_SEED,
+  HT_PARAM_INTERPLANE_FORWARD, HT_PARAM_INTERPLANE_BACKWARD, HT_PARAM_RANDOMIZE, HT_PARAM_BLACK,
 };
+#define LEGACY_SHORT 8 /* plug-in-halftone-dither's: algorithm .. threads */
+
+void
+halftone_vals_defaults (HalftoneVals *v)
+{
+  memset (v, 0, sizeof *v);
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    {
+      const ht_param *d = ht_param_info ((ht_param_id) id);
+
+      if (d->type == HT_TYPE_TEXT)
+        g_strlcpy (v->text[id], d->def_text ? d->def_text : "", HALFTONE_TEXT_MAX);
+      else
+        v->value[id] = d->def;
+    }
+  v->space = 0;
+  v->zoom  = 1;
+}
+
+gint
+halftone_vals_algorithm (const HalftoneVals *v)
+{
+  return (gint) v->value[HT_PARAM_ALGORITHM];
+}
+
+gint
+halftone_vals_color (const HalftoneVals *v)
+{
+  return (gint) v->value[HT_PARAM_COLOR];
+}
 
 gboolean
-halftone_is_search (gint algorithm)
+halftone_param_active (const HalftoneVals *v, ht_param_id id)
 {
-  return algorithm == HT_ALGORITHM_LES || algorithm == HT_ALGORITHM_PES || algorithm == HT_ALGORITHM_DBS;
+  return ht_param_used (id, halftone_vals_algorithm (v), (ht_color_mode) halftone_vals_color (v));
 }
 
 /* ------------------------------------------------------------ checks */
@@ -46,209 +81,423 @@ list_values (ht_list list)
   return g_string_free (s, FALSE);
 }
 
-/* The message `format` (translated; %s: the accepted values, %d: the
- * value given) for a value that is not in the library's list. */
+/* A value of a parameter of the context (backend, threads), which
+ * ht_params does not hold: the description's range or list. */
 static gchar *
-not_in_list (const gchar *format, ht_list list, gint value)
+check_context_value (const ht_param *d, gdouble x)
 {
-  gchar *values  = list_values (list);
-  gchar *message = g_strdup_printf (format, values, value);
+  if (d->type == HT_TYPE_CHOICE)
+    {
+      gchar *values, *message;
 
-  g_free (values);
-  return message;
-}
-
-static gboolean
-fraction (gdouble f)
-{
-  return f >= 0.0 && f <= 1.0; /* false for NaN too */
+      if (x == floor (x) && ht_choice_by_value (d->list, (gint) x))
+        return NULL;
+      values  = list_values (d->list);
+      /* TRANSLATORS: a parameter's name ("backend"), its accepted values
+       * ("0 auto, 1 cpu, 2 cuda"), the value given */
+      message = g_strdup_printf (_("%s must be one of %s; got %g"), d->name, values, x);
+      g_free (values);
+      return message;
+    }
+  if (x >= d->min && x <= d->max && (d->type == HT_TYPE_NUMBER || x == floor (x)))
+    return NULL;
+  /* TRANSLATORS: a parameter's name, its least and largest values, the value given */
+  return g_strdup_printf (_("%s must be %g..%g, got %g"), d->name, d->min, d->max, x);
 }
 
 gchar *
-halftone_check_vals (const HalftoneVals *v)
+halftone_check_vals (const HalftoneVals *v, gint *param)
 {
-  if (!ht_choice_by_value (HT_LIST_ALGORITHMS, v->algorithm))
-    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("algorithm must be one of %s; got %d"), HT_LIST_ALGORITHMS, v->algorithm);
-  if (v->window < 1 || v->window > HT_SEARCH_WINDOW_MAX || !(v->sigma >= 0.25 && v->sigma <= 4.0))
-    /* TRANSLATORS: the largest window size, the window size given, sigma given */
-    return g_strdup_printf (_("window must be 1..%d and sigma 0.25..4, got %d and %g"), HT_SEARCH_WINDOW_MAX,
-                            v->window, v->sigma);
-  if (!ht_choice_by_value (HT_LIST_INITS, v->init))
-    /* TRANSLATORS: %s: the accepted values ("0 random, 1 floyd-steinberg"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("init must be one of %s; got %d"), HT_LIST_INITS, v->init);
-  if (!ht_choice_by_value (HT_LIST_SCHEDULES, v->schedule))
-    /* TRANSLATORS: %s: the accepted values ("0 parallel, 1 raster"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("schedule must be one of %s; got %d"), HT_LIST_SCHEDULES, v->schedule);
-  if (v->max_rounds < 0 || v->max_rounds > 1000000 || v->seed < 0)
-    return g_strdup_printf (_("max-rounds must be 0..1000000 and seed 0 or more, got %d and %d"),
-                            v->max_rounds, v->seed);
-  if (!fraction (v->interplane_forward) || !fraction (v->interplane_backward) ||
-      v->interplane_forward + v->interplane_backward > 1.0 || !fraction (v->randomize) || !fraction (v->black))
-    return g_strdup_printf (_("interplane-forward, interplane-backward (together at most 1), randomize and "
-                              "black must be 0..1, got %g, %g, %g and %g"),
-                            v->interplane_forward, v->interplane_backward, v->randomize, v->black);
-  if (v->levels < 2 || v->levels > 256)
-    return g_strdup_printf (_("levels must be 2..256, got %d"), v->levels);
-  if (!ht_choice_by_value (HT_LIST_COLOR_MODES, v->color_mode))
-    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("color mode must be one of %s; got %d"), HT_LIST_COLOR_MODES, v->color_mode);
+  static const ht_param_id first[] = { HT_PARAM_ALGORITHM, HT_PARAM_COLOR };
+  ht_params   run, unused; /* what the run uses, and a scratch for the rest */
+  char        why[512];
+  ht_context *ctx;
+  ht_backend  backend;
+  ht_status   status;
+  gchar      *problem = NULL;
+
+  if (param)
+    *param = -1;
+  /* ht_param_used needs a known algorithm and colour mode: their own
+   * messages first */
+  ht_params_init (&unused);
+  for (gsize i = 0; i < G_N_ELEMENTS (first); i++)
+    if (ht_params_set_number (&unused, first[i], v->value[first[i]], why, sizeof why) != HT_OK)
+      {
+        if (param)
+          *param = first[i];
+        return g_strdup (why);
+      }
   if (v->space < 0 || v->space > 1)
     return g_strdup_printf (_("space must be 0 or 1, got %d"), v->space);
-  if (!ht_choice_by_value (HT_LIST_BACKENDS, v->backend))
-    /* TRANSLATORS: %s: the accepted values ("0 auto, 1 cpu, 2 cuda"); %d: the value given */
-    /* xgettext:c-format */
-    return not_in_list (_("backend must be one of %s; got %d"), HT_LIST_BACKENDS, v->backend);
-  if (v->threads < 0 || v->threads > 1024)
-    return g_strdup_printf (_("threads must be 0..1024, got %d"), v->threads);
-  if (v->algorithm == HT_FILTER_CUSTOM)
-    {
-      ht_filter f;
-      char      err[256] = "";
 
-      if (ht_filter_parse (v->coefficients, &f, err, sizeof err) != HT_OK)
-        return g_strdup_printf (_("bad coefficients \"%s\": %s"), v->coefficients, err);
+  ht_params_init (&run);
+  ht_params_init (&unused);
+  for (gint id = 0; id < HT_PARAM_COUNT && !problem; id++)
+    {
+      const ht_param *d    = ht_param_info ((ht_param_id) id);
+      const gboolean  used = halftone_param_active (v, (ht_param_id) id);
+      ht_status       s;
+
+      if (d->context)
+        {
+          problem = check_context_value (d, v->value[id]);
+          s = HT_OK;
+        }
+      else if (d->type == HT_TYPE_TEXT)
+        /* text is checked where it is used: the coefficients of custom */
+        s = used ? ht_params_set_text (&run, (ht_param_id) id, v->text[id], why, sizeof why) : HT_OK;
+      else
+        s = ht_params_set_number (used ? &run : &unused, (ht_param_id) id, v->value[id], why, sizeof why);
+      if (s != HT_OK)
+        problem = g_strdup (why);
+      if (problem && param)
+        *param = id;
     }
-  return NULL;
+  if (problem)
+    return problem;
+
+  /* what goes together, as the op checks it: a setting backend cuda
+   * cannot run runs on the CPU */
+  ctx = ht_context_new ();
+  if (!ctx)
+    return g_strdup (ht_status_string (HT_ERR_NO_MEMORY));
+  ht_context_set_backend (ctx, (ht_backend) v->value[HT_PARAM_BACKEND]);
+  ht_context_set_threads (ctx, (gint) v->value[HT_PARAM_THREADS]);
+  status = ht_check_or_cpu (ctx, &run, &backend);
+  if (status != HT_OK)
+    problem = g_strdup (ht_context_message (ctx));
+  ht_context_free (ctx);
+  return problem;
 }
 
 gboolean
 halftone_same_vals (const HalftoneVals *a, const HalftoneVals *b)
 {
-  return a->algorithm == b->algorithm && a->levels == b->levels &&
-         a->color_mode == b->color_mode && a->space == b->space &&
-         a->serpentine == b->serpentine &&
-         a->backend == b->backend && a->threads == b->threads &&
-         a->window == b->window && a->sigma == b->sigma && a->init == b->init &&
-         a->schedule == b->schedule && a->max_rounds == b->max_rounds && a->seed == b->seed &&
-         a->interplane_forward == b->interplane_forward && a->interplane_backward == b->interplane_backward &&
-         a->randomize == b->randomize && a->black == b->black &&
-         (a->algorithm != HT_FILTER_CUSTOM || strcmp (a->coefficients, b->coefficients) == 0);
+  if (a->space != b->space)
+    return FALSE;
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    {
+      const gboolean used = halftone_param_active (a, (ht_param_id) id);
+
+      if (used != halftone_param_active (b, (ht_param_id) id))
+        return FALSE;
+      if (!used)
+        continue;
+      if (ht_param_info ((ht_param_id) id)->type == HT_TYPE_TEXT ? strcmp (a->text[id], b->text[id]) != 0
+                                                                   : a->value[id] != b->value[id])
+        return FALSE;
+    }
+  return TRUE;
 }
 
 /* ------------------------------------------------------------ the PDB */
 
-/* "WHAT { FLOYD-STEINBERG (0), ..., CUSTOM (8) }": a PDB argument's
- * description in the style of GIMP's own, from the library's list. */
-static gchar *
-pdb_enum_doc (const gchar *what, ht_list list)
+/* What the arguments after the first three of `proc` set; NULL for an
+ * unknown procedure. */
+static const gint *
+proc_args (const gchar *proc, gint *count)
 {
-  GString         *s = g_string_new (what);
-  gint             n = 0;
-  const ht_choice *c = ht_choices (list, &n);
+  static gint desc_args[HT_PARAM_COUNT + 1];
 
-  g_string_append (s, " {");
+  if (g_strcmp0 (proc, PLUG_IN_PROC) == 0)
+    {
+      *count = LEGACY_SHORT;
+      return legacy_args;
+    }
+  if (g_strcmp0 (proc, PLUG_IN_PROC_FULL) == 0)
+    {
+      *count = (gint) G_N_ELEMENTS (legacy_args);
+      return legacy_args;
+    }
+  if (g_strcmp0 (proc, PLUG_IN_PROC_DESC) == 0)
+    {
+      desc_args[0] = HALFTONE_ARG_SPACE;
+      for (gint id = 0; id < HT_PARAM_COUNT; id++)
+        desc_args[id + 1] = id;
+      *count = HT_PARAM_COUNT + 1;
+      return desc_args;
+    }
+  *count = 0;
+  return NULL;
+}
+
+gint
+halftone_pdb_arg_param (const gchar *proc, gint i)
+{
+  gint        count = 0;
+  const gint *args  = proc_args (proc, &count);
+
+  return args && i >= PDB_ARGS_FIRST && i < PDB_ARGS_FIRST + count ? args[i - PDB_ARGS_FIRST] : -1;
+}
+
+static GimpPDBArgType
+pdb_type (ht_param_type type)
+{
+  switch (type)
+    {
+    case HT_TYPE_NUMBER: return GIMP_PDB_FLOAT;
+    case HT_TYPE_TEXT:   return GIMP_PDB_STRING;
+    case HT_TYPE_INT:
+    case HT_TYPE_BOOL:
+    case HT_TYPE_CHOICE:
+    case HT_TYPE_SEED:   break;
+    }
+  return GIMP_PDB_INT32;
+}
+
+/* A parameter's PDB description: its help, then its values in the style
+ * of GIMP's own ("{ FLOYD-STEINBERG (0), ..., CUSTOM (8) }", "(2..256)"). */
+static gchar *
+pdb_doc (const ht_param *d)
+{
+  GString *s = g_string_new (d->help);
+  gint     n = 0;
+
+  if (s->len)
+    s->str[0] = g_ascii_toupper (s->str[0]);
+  switch (d->type)
+    {
+    case HT_TYPE_CHOICE:
+      {
+        const ht_choice *c = ht_choices (d->list, &n);
+
+        g_string_append (s, " {");
+        for (gint i = 0; i < n; i++)
+          {
+            gchar *up = g_ascii_strup (c[i].name, -1);
+
+            g_string_append_printf (s, "%s %s (%d)", i ? "," : "", up, c[i].value);
+            g_free (up);
+          }
+        g_string_append (s, " }");
+        break;
+      }
+    case HT_TYPE_INT:
+    case HT_TYPE_NUMBER:
+      g_string_append_printf (s, " (%g..%g)", d->min, d->max);
+      break;
+    case HT_TYPE_SEED:
+      g_string_append (s, " (0 or more)");
+      break;
+    case HT_TYPE_BOOL:
+      g_string_append (s, " (TRUE or FALSE)");
+      break;
+    case HT_TYPE_TEXT:
+      break;
+    }
+  return g_string_free (s, FALSE);
+}
+
+GimpParamDef *
+halftone_pdb_args (const gchar *proc, gint *count)
+{
+  gint          n    = 0;
+  const gint   *args = proc_args (proc, &n);
+  GimpParamDef *defs;
+
+  *count = 0;
+  if (!args)
+    return NULL;
+  defs = g_new0 (GimpParamDef, PDB_ARGS_FIRST + n);
+  defs[0] = (GimpParamDef) { GIMP_PDB_INT32, g_strdup ("run-mode"),
+                             g_strdup ("The run mode { RUN-INTERACTIVE (0), RUN-NONINTERACTIVE (1), "
+                                       "RUN-WITH-LAST-VALS (2) }") };
+  defs[1] = (GimpParamDef) { GIMP_PDB_IMAGE, g_strdup ("image"), g_strdup ("Input image (unused)") };
+  defs[2] = (GimpParamDef) { GIMP_PDB_DRAWABLE, g_strdup ("drawable"), g_strdup ("Input drawable") };
   for (gint i = 0; i < n; i++)
     {
-      gchar *up = g_ascii_strup (c[i].name, -1);
+      GimpParamDef *a = &defs[PDB_ARGS_FIRST + i];
 
-      g_string_append_printf (s, "%s %s (%d)", i ? "," : "", up, c[i].value);
-      g_free (up);
+      if (args[i] == HALFTONE_ARG_SPACE)
+        *a = (GimpParamDef) { GIMP_PDB_INT32, g_strdup ("space"),
+                              g_strdup ("Whether the values are halftoned as stored or as linear light "
+                                        "{ PERCEPTUAL (0), LINEAR (1) }") };
+      else
+        {
+          const ht_param *d = ht_param_info ((ht_param_id) args[i]);
+
+          *a = (GimpParamDef) { pdb_type (d->type), g_strdup (d->name), pdb_doc (d) };
+        }
     }
-  g_string_append (s, " }");
-  return g_string_free (s, FALSE);
+  *count = PDB_ARGS_FIRST + n;
+  return defs;
+}
+
+void
+halftone_pdb_args_free (GimpParamDef *args, gint count)
+{
+  for (gint i = 0; args && i < count; i++)
+    {
+      g_free (args[i].name);
+      g_free (args[i].description);
+    }
+  g_free (args);
 }
 
 void
 halftone_install_procedures (void)
 {
-  gchar *algorithm_doc = pdb_enum_doc ("Error filter or search method", HT_LIST_ALGORITHMS);
-  gchar *coefficients_doc = g_strdup_printf ("Custom filter for algorithm %d, e.g. \"- * 7; 3 5 1 / 16\" "
-                                             "(ignored otherwise)", (gint) HT_FILTER_CUSTOM);
-  gchar *color_doc = pdb_enum_doc ("Color mode", HT_LIST_COLOR_MODES);
-  gchar *backend_doc = pdb_enum_doc ("Backend", HT_LIST_BACKENDS);
-  gchar *init_doc = pdb_enum_doc ("Search methods: the image the search starts from", HT_LIST_INITS);
-  gchar *schedule_doc = pdb_enum_doc ("Search methods: order of the windows", HT_LIST_SCHEDULES);
-  gchar *window_doc = g_strdup_printf ("LES and PES: side of the searched windows (1..%d)", HT_SEARCH_WINDOW_MAX);
-  const GimpParamDef args[PDB_ARGS_FULL] = {
-    { GIMP_PDB_INT32,    "run-mode",     "The run mode { RUN-INTERACTIVE (0), RUN-NONINTERACTIVE (1), RUN-WITH-LAST-VALS (2) }" },
-    { GIMP_PDB_IMAGE,    "image",        "Input image (unused)" },
-    { GIMP_PDB_DRAWABLE, "drawable",     "Input drawable" },
-    { GIMP_PDB_INT32,    "algorithm",    algorithm_doc },
-    { GIMP_PDB_STRING,   "coefficients", coefficients_doc },
-    { GIMP_PDB_INT32,    "levels",       "Output levels per channel (2..256)" },
-    { GIMP_PDB_INT32,    "color-mode",   color_doc },
-    { GIMP_PDB_INT32,    "space",        "Space { PERCEPTUAL (0), LINEAR (1) }" },
-    { GIMP_PDB_INT32,    "serpentine",   "Serpentine scan (TRUE or FALSE)" },
-    { GIMP_PDB_INT32,    "backend",      backend_doc },
-    { GIMP_PDB_INT32,    "threads",      "CPU threads (0 = all cores, up to 1024)" },
-    /* plug-in-halftone-dither2 only */
-    { GIMP_PDB_INT32,    "window",       window_doc },
-    { GIMP_PDB_FLOAT,    "sigma",        "Search methods: sigma of the Gaussian eye model in pixels (0.25..4)" },
-    { GIMP_PDB_INT32,    "init",         init_doc },
-    { GIMP_PDB_INT32,    "schedule",     schedule_doc },
-    { GIMP_PDB_INT32,    "max-rounds",   "Search methods: stop after this many rounds (0 = when a round changes nothing)" },
-    { GIMP_PDB_INT32,    "seed",         "Key of the random numbers (the search's random start, the filter perturbation), 0 or more" },
-    { GIMP_PDB_FLOAT,    "interplane-forward",  "Plane-dependent and CMYK modes: share of a plane's error passed to the next plane (0..1)" },
-    { GIMP_PDB_FLOAT,    "interplane-backward", "Plane-dependent and CMYK modes: share passed back to the previous plane of the next pixel (0..1; forward + backward <= 1)" },
-    { GIMP_PDB_FLOAT,    "randomize",    "Plane-dependent and CMYK modes: perturbation of the filter's weights (0..1)" },
-    { GIMP_PDB_FLOAT,    "black",        "CMYK mode: black generation (0..1)" },
+  static const gchar *const procs[] = { PLUG_IN_PROC, PLUG_IN_PROC_FULL, PLUG_IN_PROC_DESC };
+  static const gchar *const blurbs[] = {
+    N_("Halftone by exact error diffusion"),
+    "Halftone by exact error diffusion or search, with every property of version 2",
+    "Halftone with every parameter of the library's description, in its order",
   };
   const gchar *help = "Turns the drawable into black and white dots (or a few "
                       "levels per channel) by error diffusion (Floyd-Steinberg and "
-                      "related filters) or a search (LES, PES, DBS), through the "
-                      "GEGL operation halftone:dither. Works on the selection's "
-                      "bounding box; the selection mask is applied when the result "
-                      "is merged.";
+                      "related filters), a search (LES, PES, DBS) or ordered "
+                      "dithering, through the GEGL operation halftone:dither. Works "
+                      "on the selection's bounding box; the selection mask is "
+                      "applied when the result is merged. Arguments that the "
+                      "chosen algorithm and colour mode do not use are checked but "
+                      "ignored.";
 
   gimp_plugin_domain_register (GETTEXT_PACKAGE, HT_LOCALEDIR);
+  for (gsize p = 0; p < G_N_ELEMENTS (procs); p++)
+    {
+      gint          n    = 0;
+      GimpParamDef *args = halftone_pdb_args (procs[p], &n);
 
-  gimp_install_procedure (PLUG_IN_PROC,
-                          N_("Halftone by exact error diffusion"),
-                          help, "GEGL Halftone authors", "GPL-3.0-or-later", "2026",
-                          N_("_Halftone (Error Diffusion)..."),
-                          "RGB*, GRAY*", GIMP_PLUGIN,
-                          PDB_ARGS_SHORT, 0, args, NULL);
+      gimp_install_procedure (procs[p], blurbs[p], help, "GEGL Halftone authors", "GPL-3.0-or-later", "2026",
+                              p == 0 ? N_("_Halftone (Error Diffusion)...") : NULL,
+                              "RGB*, GRAY*", GIMP_PLUGIN, n, 0, args, NULL);
+      halftone_pdb_args_free (args, n);
+    }
   gimp_plugin_menu_register (PLUG_IN_PROC, MENU_PATH);
-  gimp_install_procedure (PLUG_IN_PROC_FULL,
-                          "Halftone by exact error diffusion or search, with every property",
-                          help, "GEGL Halftone authors", "GPL-3.0-or-later", "2026",
-                          NULL, "RGB*, GRAY*", GIMP_PLUGIN,
-                          PDB_ARGS_FULL, 0, args, NULL);
-  g_free (algorithm_doc);
-  g_free (coefficients_doc);
-  g_free (color_doc);
-  g_free (backend_doc);
-  g_free (init_doc);
-  g_free (schedule_doc);
-  g_free (window_doc);
 }
 
 gboolean
-halftone_vals_from_params (gint nparams, const GimpParam *param, HalftoneVals *v, gchar **error)
+halftone_vals_from_params (const gchar *proc, gint nparams, const GimpParam *param, HalftoneVals *v,
+                           gchar **error)
 {
-  if (nparams != PDB_ARGS_SHORT && nparams != PDB_ARGS_FULL)
+  gint        n    = 0;
+  const gint *args = proc_args (proc, &n);
+
+  if (!args || nparams != PDB_ARGS_FIRST + n)
     {
-      /* TRANSLATORS: the procedure's name, the two argument counts it takes, the count given */
-      *error = g_strdup_printf (_("%s takes %d or %d arguments, got %d"), PLUG_IN_PROC, PDB_ARGS_SHORT,
-                                PDB_ARGS_FULL, nparams);
+      /* TRANSLATORS: the procedure's name, the argument count it takes, the count given */
+      *error = g_strdup_printf (_("%s takes %d arguments, got %d"), proc ? proc : "?", PDB_ARGS_FIRST + n, nparams);
       return FALSE;
     }
-  *v = halftone_defaults;
-  v->algorithm  = param[3].data.d_int32;
-  g_strlcpy (v->coefficients, param[4].data.d_string ? param[4].data.d_string : "", COEF_MAX);
-  v->levels     = param[5].data.d_int32;
-  v->color_mode = param[6].data.d_int32;
-  v->space      = param[7].data.d_int32;
-  v->serpentine = param[8].data.d_int32 != 0;
-  v->backend    = param[9].data.d_int32;
-  v->threads    = param[10].data.d_int32;
-  if (nparams == PDB_ARGS_FULL)
+  halftone_vals_defaults (v);
+  for (gint i = 0; i < n; i++)
     {
-      v->window              = param[11].data.d_int32;
-      v->sigma               = param[12].data.d_float;
-      v->init                = param[13].data.d_int32;
-      v->schedule            = param[14].data.d_int32;
-      v->max_rounds          = param[15].data.d_int32;
-      v->seed                = param[16].data.d_int32;
-      v->interplane_forward  = param[17].data.d_float;
-      v->interplane_backward = param[18].data.d_float;
-      v->randomize           = param[19].data.d_float;
-      v->black               = param[20].data.d_float;
+      const GimpParam *p = &param[PDB_ARGS_FIRST + i];
+
+      if (args[i] == HALFTONE_ARG_SPACE)
+        v->space = p->data.d_int32;
+      else
+        {
+          const ht_param *d = ht_param_info ((ht_param_id) args[i]);
+
+          switch (d->type)
+            {
+            case HT_TYPE_TEXT:
+              g_strlcpy (v->text[args[i]], p->data.d_string ? p->data.d_string : "", HALFTONE_TEXT_MAX);
+              break;
+            case HT_TYPE_NUMBER:
+              v->value[args[i]] = p->data.d_float;
+              break;
+            case HT_TYPE_BOOL: /* TRUE is any non-zero value, as GIMP's own take it */
+              v->value[args[i]] = p->data.d_int32 != 0;
+              break;
+            case HT_TYPE_INT:
+            case HT_TYPE_CHOICE:
+            case HT_TYPE_SEED:
+              v->value[args[i]] = p->data.d_int32;
+              break;
+            }
+        }
     }
   return TRUE;
+}
+
+/* ------------------------------------------------------------ remembered */
+
+#define BLOB_MAGIC 0x48547633u /* "HTv3" */
+
+typedef struct
+{
+  guint32      magic;
+  guint32      signature;
+  HalftoneVals vals;
+} Blob;
+
+/* The layout of HalftoneVals as the description makes it: the
+ * parameters' names and types in their order. */
+static guint32
+blob_signature (void)
+{
+  guint32 h = 2166136261u; /* FNV-1a */
+
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    {
+      const ht_param *d = ht_param_info ((ht_param_id) id);
+
+      for (const gchar *c = d->name; *c; c++)
+        h = (h ^ (guchar) *c) * 16777619u;
+      h = (h ^ (guint32) d->type) * 16777619u;
+    }
+  return (h ^ (guint32) sizeof (HalftoneVals)) * 16777619u;
+}
+
+gpointer
+halftone_vals_to_blob (const HalftoneVals *v, gsize *size)
+{
+  Blob *b = g_new0 (Blob, 1);
+
+  b->magic     = BLOB_MAGIC;
+  b->signature = blob_signature ();
+  b->vals      = *v;
+  *size = sizeof *b;
+  return b;
+}
+
+gboolean
+halftone_vals_from_blob (gconstpointer blob, gsize size, HalftoneVals *v)
+{
+  Blob   b;
+  gchar *problem;
+
+  if (!blob || size != sizeof b)
+    return FALSE;
+  memcpy (&b, blob, sizeof b);
+  if (b.magic != BLOB_MAGIC || b.signature != blob_signature ())
+    return FALSE;
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    b.vals.text[id][HALFTONE_TEXT_MAX - 1] = '\0';
+  if (b.vals.zoom < 1 || b.vals.zoom > 8)
+    b.vals.zoom = 1;
+  problem = halftone_check_vals (&b.vals, NULL);
+  g_free (problem);
+  if (problem)
+    return FALSE;
+  *v = b.vals;
+  return TRUE;
+}
+
+void
+halftone_vals_store (const HalftoneVals *v)
+{
+  gsize    size = 0;
+  gpointer blob = halftone_vals_to_blob (v, &size);
+
+  gimp_set_data (PLUG_IN_PROC, blob, (guint32) size);
+  g_free (blob);
+}
+
+gboolean
+halftone_vals_load (HalftoneVals *v)
+{
+  const gint size = gimp_get_data_size (PLUG_IN_PROC);
+  gpointer   blob;
+  gboolean   ok;
+
+  if (size != (gint) sizeof (Blob))
+    return FALSE; /* nothing, or an older version's settings */
+  blob = g_malloc (sizeof (Blob));
+  ok   = gimp_get_data (PLUG_IN_PROC, blob) && halftone_vals_from_blob (blob, sizeof (Blob), v);
+  g_free (blob);
+  return ok;
 }

@@ -16,6 +16,139 @@
 
 #define GEGL_OP "halftone:dither"
 
+gboolean
+halftone_op_range (const gchar *name, gdouble *min, gdouble *max)
+{
+  GParamSpec *p = gegl_operation_find_property (GEGL_OP, name);
+
+  if (!p)
+    return FALSE;
+  switch (G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (p)))
+    {
+    case G_TYPE_INT:
+      *min = G_PARAM_SPEC_INT (p)->minimum;
+      *max = G_PARAM_SPEC_INT (p)->maximum;
+      return TRUE;
+    case G_TYPE_UINT:
+      *min = G_PARAM_SPEC_UINT (p)->minimum;
+      *max = G_PARAM_SPEC_UINT (p)->maximum;
+      return TRUE;
+    case G_TYPE_INT64:
+      *min = (gdouble) G_PARAM_SPEC_INT64 (p)->minimum;
+      *max = (gdouble) G_PARAM_SPEC_INT64 (p)->maximum;
+      return TRUE;
+    case G_TYPE_UINT64:
+      *min = (gdouble) G_PARAM_SPEC_UINT64 (p)->minimum;
+      *max = (gdouble) G_PARAM_SPEC_UINT64 (p)->maximum;
+      return TRUE;
+    case G_TYPE_DOUBLE:
+      *min = G_PARAM_SPEC_DOUBLE (p)->minimum;
+      *max = G_PARAM_SPEC_DOUBLE (p)->maximum;
+      return TRUE;
+    case G_TYPE_FLOAT:
+      *min = G_PARAM_SPEC_FLOAT (p)->minimum;
+      *max = G_PARAM_SPEC_FLOAT (p)->maximum;
+      return TRUE;
+    case G_TYPE_BOOLEAN:
+      *min = 0;
+      *max = 1;
+      return TRUE;
+    case G_TYPE_ENUM:
+      *min = G_MININT;
+      *max = G_MAXINT;
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+/* Whether `v` holds the description's default for parameter `id`: what
+ * an op without that property uses (it starts from ht_params_init). */
+static gboolean
+is_default (const HalftoneVals *v, ht_param_id id)
+{
+  const ht_param *d = ht_param_info (id);
+
+  return d->type == HT_TYPE_TEXT ? g_strcmp0 (v->text[id], d->def_text) == 0 : v->value[id] == d->def;
+}
+
+/* Sets parameter `id` of `v` on `op` as the op's property of the same
+ * name, converted to the property's type; FALSE with *why set where the
+ * installed op cannot take it (a property it does not have, with a value
+ * other than the default, or a value outside its range). */
+static gboolean
+set_param (GeglNode *op, const HalftoneVals *v, ht_param_id id, gchar **why)
+{
+  const ht_param *d = ht_param_info (id);
+  GParamSpec     *p = gegl_operation_find_property (GEGL_OP, d->name);
+  GValue          value = G_VALUE_INIT;
+  gdouble         x = v->value[id], lo = 0, hi = 0;
+  GType           type;
+
+  if (!p)
+    {
+      if (is_default (v, id))
+        return TRUE; /* an older op: it runs with the default all the same */
+      /* TRANSLATORS: a property's name ("eye-radius"); the operation is older than the plug-in */
+      *why = g_strdup_printf (_("the installed halftone:dither operation has no property %s (it is older than "
+                                "this plug-in): it runs only with that property's default"), d->name);
+      return FALSE;
+    }
+  type = G_PARAM_SPEC_VALUE_TYPE (p);
+  g_value_init (&value, type);
+  if (d->type == HT_TYPE_TEXT)
+    {
+      if (type != G_TYPE_STRING)
+        goto mismatch;
+      g_value_set_string (&value, v->text[id]);
+    }
+  else
+    {
+      if (!halftone_op_range (d->name, &lo, &hi))
+        goto mismatch;
+      if (!(x >= lo && x <= hi))
+        {
+          /* TRANSLATORS: a property's name, its least and largest values in the installed operation, the value */
+          *why = g_strdup_printf (_("the installed halftone:dither operation takes %s %g..%g, got %g"), d->name,
+                                  lo, hi, x);
+          g_value_unset (&value);
+          return FALSE;
+        }
+      switch (G_TYPE_FUNDAMENTAL (type))
+        {
+        case G_TYPE_INT:     g_value_set_int (&value, (gint) x); break;
+        case G_TYPE_UINT:    g_value_set_uint (&value, (guint) x); break;
+        case G_TYPE_INT64:   g_value_set_int64 (&value, (gint64) x); break;
+        case G_TYPE_UINT64:  g_value_set_uint64 (&value, (guint64) x); break;
+        case G_TYPE_DOUBLE:  g_value_set_double (&value, x); break;
+        case G_TYPE_FLOAT:   g_value_set_float (&value, (gfloat) x); break;
+        case G_TYPE_BOOLEAN: g_value_set_boolean (&value, x != 0); break;
+        case G_TYPE_ENUM:
+          {
+            GEnumClass *klass = g_type_class_ref (type);
+            gboolean    known = g_enum_get_value (klass, (gint) x) != NULL;
+
+            g_type_class_unref (klass);
+            if (!known)
+              goto mismatch;
+            g_value_set_enum (&value, (gint) x);
+            break;
+          }
+        default:
+          goto mismatch;
+        }
+    }
+  gegl_node_set_property (op, d->name, &value);
+  g_value_unset (&value);
+  return TRUE;
+
+mismatch:
+  /* TRANSLATORS: a property's name and value; the operation is of another version than the plug-in */
+  *why = g_strdup_printf (_("the installed halftone:dither operation does not take %s %g"), d->name, x);
+  g_value_unset (&value);
+  return FALSE;
+}
+
 GeglBuffer *
 halftone_render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
 {
@@ -28,33 +161,15 @@ halftone_render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
   op   = gegl_node_new_child (graph, "operation", GEGL_OP, NULL);
   sink = gegl_node_new_child (graph, "operation", "gegl:buffer-sink",
                               "buffer", &out, NULL);
-  gegl_node_set (op,
-                 "algorithm",    v->algorithm,
-                 "coefficients", v->coefficients,
-                 "levels",       v->levels,
-                 "color-mode",   v->color_mode,
-                 "space",        v->space,
-                 "serpentine",   v->serpentine,
-                 "backend",      v->backend,
-                 "threads",      v->threads,
-                 NULL);
-  if (halftone_is_search (v->algorithm))
-    gegl_node_set (op,
-                   "window",     v->window,
-                   "sigma",      v->sigma,
-                   "init",       v->init,
-                   "schedule",   v->schedule,
-                   "max-rounds", v->max_rounds,
-                   "seed",       v->seed,
-                   NULL);
-  if (v->color_mode == HT_COLOR_PLANE_DEPENDENT || v->color_mode == HT_COLOR_CMYK)
-    gegl_node_set (op,
-                   "interplane-forward",  v->interplane_forward,
-                   "interplane-backward", v->interplane_backward,
-                   "randomize",           v->randomize,
-                   "seed",                v->seed,
-                   "black",               v->black,
-                   NULL);
+  gegl_node_set (op, "space", v->space, NULL);
+  /* the parameters this run uses, by the description's names (the op's
+   * properties); the others keep the op's defaults */
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    if (halftone_param_active (v, (ht_param_id) id) && !set_param (op, v, (ht_param_id) id, &talk->failed))
+      {
+        g_object_unref (graph);
+        return NULL;
+      }
   if (talk->progress)
     g_signal_connect (op, "progress", talk->progress, talk->progress_data);
   if (talk->cancel)

@@ -21,7 +21,14 @@ typedef struct
   gchar    *notice;
 } RenderTalk;
 
-/* Halftones `source` with `v`; returns a new buffer in the op's output
+/* The installed op's range for its numeric, switch or enum property
+ * `name` (an enum's: any int; its values are checked when set); FALSE
+ * where it has no such property. */
+gboolean    halftone_op_range (const gchar *name, gdouble *min, gdouble *max);
+
+/* Halftones `source` with `v`, every parameter the run uses set on the
+ * op by the description's name (a property the installed op lacks is
+ * left out where `v` holds its default); returns a new buffer in the op's output
  * format covering the same extent, or NULL with talk->failed set: a
  * failed run never reaches the layer. */
 GeglBuffer *halftone_render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk);

@@ -5,9 +5,14 @@ LES with window 2) and plane-dependent colour, run non-interactively in
 gimp-console-2.10, exported and checked bit for bit against the
 `halftone` CLI with the same options; the 11-argument
 plug-in-halftone-dither still works for a search method (its defaults);
-a bad window is refused with the layer untouched.
+a bad window is refused with the layer untouched. plug-in-halftone-dither3
+(every parameter of the library's description, in its order) is
+registered in GIMP with the arguments that VALS_TEST --pdb lists (the
+plug-in's own list, tests/gimp/test-halftone-vals.c), and a call built
+from that list (the defaults, with DBS's options by name) gives the CLI's
+bits too.
 
-Usage: gimp-search.py PLUGIN_BUILD_DIR GEGL_PATH HALFTONE PHOTO GRAY_PHOTO WORKDIR
+Usage: gimp-search.py PLUGIN_BUILD_DIR GEGL_PATH HALFTONE VALS_TEST PHOTO GRAY_PHOTO WORKDIR
 
 Exit 77 when gimp-console-2.10 or the halftone CLI is missing.
 """
@@ -20,17 +25,56 @@ import time
 # pnm.py in imageio/, shared with the other suites and tools/bench/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'imageio'))
 from pnm import read_image  # noqa: E402
-from gimp2 import GIMP, Tally, as_gray16, load_call_save, run_batch, workspace  # noqa: E402
+from gimp2 import GIMP, Tally, as_gray16, load_call_save, run_batch, scheme_str, workspace  # noqa: E402
 
 # the library's HT_LIST_ALGORITHMS values (core/halftone.h)
 LES, DBS = 64, 66
+# GimpPDBArgType
+PDB_INT32, PDB_FLOAT, PDB_STRING = 0, 3, 4
+DESC_PROC = 'plug-in-halftone-dither3'
+
+
+def desc_args(vals_test):
+    """[(name, type, default)] of plug-in-halftone-dither3's arguments
+    after the drawable, as the plug-in makes them."""
+    r = subprocess.run([vals_test, '--pdb', DESC_PROC], capture_output=True, text=True, check=True)
+    rows = []
+    for line in r.stdout.splitlines():
+        name, typ, default = line.split('\t', 2)
+        rows.append((name, int(typ), default))
+    return rows
+
+
+def desc_call(rows, **given):
+    """plug-in-halftone-dither3's arguments after the drawable: the
+    defaults, and the values given by name (a_b for a-b)."""
+    given = {k.replace('_', '-'): v for k, v in given.items()}
+    unknown = set(given) - {name for name, _, _ in rows}
+    if unknown:
+        raise ValueError(f'{DESC_PROC} has no argument {unknown}')
+    out = []
+    for name, typ, default in rows:
+        v = given.get(name, default)
+        out.append(scheme_str(str(v)) if typ == PDB_STRING else
+                   repr(float(v)) if typ == PDB_FLOAT else str(int(float(v))))
+    return ' '.join(out)
+
+
+# Script-Fu that prints "pdb-arg I TYPE NAME" for every argument of PROC.
+def query_args(proc):
+    return (f'(let* ((n (list-ref (gimp-procedural-db-proc-info "{proc}") 6)) (i 0))'
+            f' (while (< i n)'
+            f'  (let ((a (gimp-procedural-db-proc-arg "{proc}" i)))'
+            f'   (gimp-message (string-append "pdb-arg " (number->string i) " "'
+            f'                                (number->string (car a)) " " (cadr a))))'
+            f'  (set! i (+ i 1))))')
 
 
 def main():
-    if len(sys.argv) != 7:
+    if len(sys.argv) != 8:
         print(__doc__)
         return 2
-    plugdir, gegl_path, halftone, photo, gray, work = sys.argv[1:]
+    plugdir, gegl_path, halftone, vals_test, photo, gray, work = sys.argv[1:]
     gimp = shutil.which(GIMP)
     if not gimp:
         print(f'SKIP: needs {GIMP}')
@@ -40,6 +84,7 @@ def main():
         return 77
     out, env = workspace(work, plugdir, gegl_path)
     photo, gray = os.path.abspath(photo), os.path.abspath(gray)
+    rows = desc_args(vals_test)
 
     # (name, input, procedure, arguments after the drawable, CLI options
     # or None where the call must fail). plug-in-halftone-dither2's
@@ -61,10 +106,18 @@ def main():
          ['--color', 'plane-dependent', '--interplane', '0.2,0.3', '--randomize', '0.5', '--seed', '7']),
         ('short', photo, 1, f'{DBS} "" 2 0 0 0 1 0', ['--algorithm', 'dbs']),
         ('badwindow', gray, 2, f'{LES} "" 2 0 0 0 1 0 9 1.0 1 0 0 0 0.2 0.2 0.0 1.0', None),
+        # plug-in-halftone-dither3: by name from the plug-in's list
+        ('desc-dbs8', photo, 3, desc_call(rows, algorithm=DBS, init=0, seed=8, sigma=1.5),
+         ['--algorithm', 'dbs', '--init', 'random', '--seed', '8', '--sigma', '1.5']),
+        ('desc-pd', photo, 3, desc_call(rows, color_mode=2, interplane_forward=0.2, interplane_backward=0.3,
+                                        randomize=0.5, seed=7),
+         ['--color', 'plane-dependent', '--interplane', '0.2,0.3', '--randomize', '0.5', '--seed', '7']),
+        ('desc-badsigma', gray, 3, desc_call(rows, algorithm=DBS, sigma=5.0), None),
     ]
-    script = []
+    script = [query_args(DESC_PROC)]
     for name, src, proc, args, _ in runs:
-        call = f'(plug-in-halftone-dither{"2" if proc == 2 else ""} RUN-NONINTERACTIVE image drawable {args})'
+        procname = {1: 'plug-in-halftone-dither', 2: 'plug-in-halftone-dither2', 3: DESC_PROC}[proc]
+        call = f'({procname} RUN-NONINTERACTIVE image drawable {args})'
         script.append(load_call_save(src, name, call, out(name + '.png')))
     t0 = time.time()
     log = run_batch(gimp, script, env, 800)
@@ -72,6 +125,19 @@ def main():
     print(log[-3000:])
 
     check = Tally()
+
+    # the procedure GIMP registered: the plug-in's list, after run-mode,
+    # image and drawable
+    registered = {}
+    for line in log.splitlines():
+        at = line.find('pdb-arg ')
+        if at >= 0:
+            i, typ, name = line[at:].split()[1:4]
+            registered[int(i)] = (name, int(typ))
+    expected = {i + 3: (name, typ) for i, (name, typ, _) in enumerate(rows)}
+    check({i: a for i, a in registered.items() if i >= 3} == expected and len(registered) == len(rows) + 3,
+          f'{DESC_PROC}: GIMP lists the {len(rows)} arguments the plug-in makes from the description '
+          f'({len(registered)} found)')
 
     results = {}
     for name, src, _, _, opts in runs:
@@ -100,6 +166,8 @@ def main():
             same = g[:2] == c[:2] and g[4] == 0 and g[2] == c[2] and set(g[2]) == {0, 65535}
         check(same, f'{name}: GIMP equals halftone {" ".join(opts)}, bit for bit '
                     f'({got[0]}x{got[1]}, CLI {time.time() - t0:.1f} s)')
+    if 'dbs8' in results and 'desc-dbs8' in results:
+        check(results['dbs8'][4] == results['desc-dbs8'][4], f'{DESC_PROC} gives plug-in-halftone-dither2\'s bits')
     if 'dbs7' in results and 'dbs8' in results:
         check(results['dbs7'][4] != results['dbs8'][4], 'dbs: another seed and sigma give another image')
     return 1 if check.failed else 0
