@@ -127,7 +127,7 @@ static void make_variants(void)
 }
 
 /* The filters under their ids, then the search methods (HT_ALGORITHM_*). */
-static ht_choice algorithms[HT_FILTER_COUNT_BUILTIN + 1 + 3 + 32];
+static ht_choice algorithms[HT_ALGORITHM_LES + 3]; /* every filter id is below HT_ALGORITHM_LES */
 static int nalgorithms;
 static pthread_once_t algorithms_once = PTHREAD_ONCE_INIT;
 
