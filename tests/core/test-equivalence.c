@@ -1,10 +1,11 @@
 /* Every CPU implementation of error diffusion that the library lists
- * (HT_LIST_VARIANTS), each on 1..8 threads and more threads than rows,
- * equals ed bit for bit, for every built-in filter (HT_LIST_FILTERS) and
- * custom ones, levels 2, 3, 16 (and 256 once), on random images, awkward
- * shapes and a real photograph.
- * core/diffusion/ed.c is the ground truth (its own correctness is checked
- * against an independent loop in test-reference.c).
+ * (HT_LIST_VARIANTS) equals ed bit for bit, the threaded ones (as their
+ * rows say, HT_CAP_THREADS) on 1..8 threads and more threads than rows,
+ * for every built-in filter (HT_LIST_FILTERS) and custom ones, levels 2,
+ * 3, 16 (and 256 once), on random images, awkward shapes and a real
+ * photograph. core/diffusion/ed.c is the ground truth (its own
+ * correctness is checked against an independent loop in
+ * test-reference.c).
  *
  * Built a second time against the library whose wavefront gives its
  * bands random heights (HT_WF_HEIGHT_TEST): then it also checks that
@@ -13,6 +14,8 @@
  *
  * usage: test-equivalence PHOTO.pgm [shapes|photo|random]  */
 #include "ht-test.h"
+
+#include "impl.h" /* the implementations' rows: which ones run on several threads */
 
 #ifdef HT_WF_HEIGHT_TEST
 #include <stdatomic.h>
@@ -62,8 +65,16 @@ static void find_variants(void)
         has_ed ? "ed" : "no ed", nothers);
 }
 
-/* Runs every CPU variant on `in`, on each of the thread counts, and
- * compares with ED. */
+/* Whether the row of variant v says that it runs on the context's
+ * threads: then the thread counts are worth a sweep. */
+static bool threaded(ht_variant v)
+{
+  const ht_impl *impl = ht_impl_of(v);
+  return impl && (impl->caps & HT_CAP_THREADS);
+}
+
+/* Runs every CPU variant on `in` (a threaded one on each of the thread
+ * counts, the others on the first) and compares with ED. */
 static void check_all(ht_context *ctx, const uint16_t *in, int64_t w, int64_t h, const ht_filter *f,
                       const char *fname, int levels, const int *threads, int nthreads, const char *what)
 {
@@ -84,7 +95,7 @@ static void check_all(ht_context *ctx, const uint16_t *in, int64_t w, int64_t h,
       break;
     }
   for (int vi = 0; vi < nothers; vi++)
-    for (int ti = 0; ti < nthreads; ti++) {
+    for (int ti = 0; ti < (threaded(others[vi]) ? nthreads : 1); ti++) {
       const ht_variant v = others[vi];
       const int t = threads[ti];
       ht_context_set_threads(ctx, t);
@@ -195,7 +206,7 @@ static void run_photo(ht_context *ctx, const char *path)
   size_t n = (size_t)(w * h), nb = (size_t)((w + 7) / 8 * h);
   uint8_t *ref = xmalloc(n), *out = xmalloc(n), *refb = xmalloc(nb), *outb = xmalloc(nb);
   for (int vi = -1; vi < nothers; vi++)
-    for (int t = 1; t <= (vi < 0 ? 1 : 4); t++) {
+    for (int t = 1; t <= (vi >= 0 && threaded(others[vi]) ? 4 : 1); t++) {
       const ht_variant v = vi < 0 ? HT_VARIANT_ED : others[vi];
       ht_params p;
       ht_params_init(&p);
