@@ -4,7 +4,8 @@
 
 #include "halftone.h"
 
-/* Fills reach_* and delay from the taps. */
+/* Fills reach_* and delay from the taps: of a parsed filter, and of the
+ * built-in ones when their table is first used. */
 void ht_filter_derive(ht_filter *f);
 
 /* true when every backend can run `f`; else false with a one-line reason

@@ -1,7 +1,8 @@
 /* Error filters: the built-in table, and the parser for custom ones.
  * A filter is data only; no algorithm loop knows any filter by name. A
- * new built-in filter is one row of `builtin` (and its label's
- * translations in po/). */
+ * new built-in filter is one row of `builtin` under a new id of
+ * ht_filter_id (9 on; 8 is custom), and its label's translations in po/;
+ * the lists and the tests take it from there. */
 #include "filter.h"
 #include "fixed.h"
 #include "job.h"
@@ -17,86 +18,99 @@
 /* A macro's value as a string literal, for messages. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
-#define TAP(dx, dy, num, den) { (dx), (dy), (num), HT_Q(num, den) }
+/* A weight of a built-in filter: the error of the current pixel goes to
+ * (x + dx, y + dy) with weight num / the row's divisor. */
+#define TAP(dx, dy, num) { (dx), (dy), (num) }
 
-/* One row per built-in filter: its name and label for menus, then the
- * filter. reach and delay are derived by ht_filter_derive(); the test
- * suite checks these rows against the parsed form of their strings. */
+/* One row per built-in filter: its id, name, label for menus and help (the
+ * choice), its divisor and its weights, ordered by (dy, dx) and ended by the
+ * first of weight 0. Everything else a filter holds (the number of weights,
+ * their Q12 values, the reach and the delay) is derived from these when the
+ * table is first used (make_tables), by the code that derives them for a
+ * parsed filter; the test suite checks the result against a derivation of its
+ * own and against the parsed form of the filter's text. */
 typedef struct {
   ht_choice choice;
-  ht_filter filter;
+  int32_t den;
+  struct {
+    int8_t dx, dy;
+    int32_t num;
+  } taps[HT_FILTER_MAX_TAPS];
 } filter_row;
 
 static const filter_row builtin[] = {
-  { { HT_FILTER_FLOYD_STEINBERG, "floyd-steinberg", N_("Floyd–Steinberg"), "4 weights over 2 rows (1976)" },
-    { HT_FILTER_FLOYD_STEINBERG, "floyd-steinberg", 16, 4,
-      { TAP(1, 0, 7, 16), TAP(-1, 1, 3, 16), TAP(0, 1, 5, 16), TAP(1, 1, 1, 16) },
-      1, 1, 1, 2 } },
-  { { HT_FILTER_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke", N_("Jarvis–Judice–Ninke"), "12 weights over 3 rows" },
-    { HT_FILTER_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke", 48, 12,
-      { TAP(1, 0, 7, 48), TAP(2, 0, 5, 48),
-        TAP(-2, 1, 3, 48), TAP(-1, 1, 5, 48), TAP(0, 1, 7, 48), TAP(1, 1, 5, 48), TAP(2, 1, 3, 48),
-        TAP(-2, 2, 1, 48), TAP(-1, 2, 3, 48), TAP(0, 2, 5, 48), TAP(1, 2, 3, 48), TAP(2, 2, 1, 48) },
-      2, 2, 2, 3 } },
-  { { HT_FILTER_STUCKI, "stucki", N_("Stucki"), "12 weights over 3 rows, sharper than Jarvis-Judice-Ninke" },
-    { HT_FILTER_STUCKI, "stucki", 42, 12,
-      { TAP(1, 0, 8, 42), TAP(2, 0, 4, 42),
-        TAP(-2, 1, 2, 42), TAP(-1, 1, 4, 42), TAP(0, 1, 8, 42), TAP(1, 1, 4, 42), TAP(2, 1, 2, 42),
-        TAP(-2, 2, 1, 42), TAP(-1, 2, 2, 42), TAP(0, 2, 4, 42), TAP(1, 2, 2, 42), TAP(2, 2, 1, 42) },
-      2, 2, 2, 3 } },
-  { { HT_FILTER_BURKES, "burkes", N_("Burkes"), "7 weights over 2 rows" },
-    { HT_FILTER_BURKES, "burkes", 32, 7,
-      { TAP(1, 0, 8, 32), TAP(2, 0, 4, 32),
-        TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 8, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32) },
-      2, 2, 1, 3 } },
-  { { HT_FILTER_SIERRA_3, "sierra-3", N_("Sierra (three rows)"), "10 weights over 3 rows" },
-    { HT_FILTER_SIERRA_3, "sierra-3", 32, 10,
-      { TAP(1, 0, 5, 32), TAP(2, 0, 3, 32),
-        TAP(-2, 1, 2, 32), TAP(-1, 1, 4, 32), TAP(0, 1, 5, 32), TAP(1, 1, 4, 32), TAP(2, 1, 2, 32),
-        TAP(-1, 2, 2, 32), TAP(0, 2, 3, 32), TAP(1, 2, 2, 32) },
-      2, 2, 2, 3 } },
-  { { HT_FILTER_SIERRA_2, "sierra-2", N_("Sierra (two rows)"), "7 weights over 2 rows" },
-    { HT_FILTER_SIERRA_2, "sierra-2", 16, 7,
-      { TAP(1, 0, 4, 16), TAP(2, 0, 3, 16),
-        TAP(-2, 1, 1, 16), TAP(-1, 1, 2, 16), TAP(0, 1, 3, 16), TAP(1, 1, 2, 16), TAP(2, 1, 1, 16) },
-      2, 2, 1, 3 } },
-  { { HT_FILTER_SIERRA_LITE, "sierra-lite", N_("Sierra Lite"), "3 weights over 2 rows, the lightest" },
-    { HT_FILTER_SIERRA_LITE, "sierra-lite", 4, 3,
-      { TAP(1, 0, 2, 4), TAP(-1, 1, 1, 4), TAP(0, 1, 1, 4) },
-      1, 1, 1, 2 } },
-  { { HT_FILTER_ATKINSON, "atkinson", N_("Atkinson"), "6 weights of 1/8 over 3 rows: passes on 3/4 of the error" },
-    { HT_FILTER_ATKINSON, "atkinson", 8, 6,
-      { TAP(1, 0, 1, 8), TAP(2, 0, 1, 8),
-        TAP(-1, 1, 1, 8), TAP(0, 1, 1, 8), TAP(1, 1, 1, 8), TAP(0, 2, 1, 8) },
-      1, 2, 2, 2 } },
+  { { HT_FILTER_FLOYD_STEINBERG, "floyd-steinberg", N_("Floyd–Steinberg"), "4 weights over 2 rows (1976)" }, 16,
+    { TAP(1, 0, 7), TAP(-1, 1, 3), TAP(0, 1, 5), TAP(1, 1, 1) } },
+  { { HT_FILTER_JARVIS_JUDICE_NINKE, "jarvis-judice-ninke", N_("Jarvis–Judice–Ninke"), "12 weights over 3 rows" }, 48,
+    { TAP(1, 0, 7), TAP(2, 0, 5),
+      TAP(-2, 1, 3), TAP(-1, 1, 5), TAP(0, 1, 7), TAP(1, 1, 5), TAP(2, 1, 3),
+      TAP(-2, 2, 1), TAP(-1, 2, 3), TAP(0, 2, 5), TAP(1, 2, 3), TAP(2, 2, 1) } },
+  { { HT_FILTER_STUCKI, "stucki", N_("Stucki"), "12 weights over 3 rows, sharper than Jarvis-Judice-Ninke" }, 42,
+    { TAP(1, 0, 8), TAP(2, 0, 4),
+      TAP(-2, 1, 2), TAP(-1, 1, 4), TAP(0, 1, 8), TAP(1, 1, 4), TAP(2, 1, 2),
+      TAP(-2, 2, 1), TAP(-1, 2, 2), TAP(0, 2, 4), TAP(1, 2, 2), TAP(2, 2, 1) } },
+  { { HT_FILTER_BURKES, "burkes", N_("Burkes"), "7 weights over 2 rows" }, 32,
+    { TAP(1, 0, 8), TAP(2, 0, 4),
+      TAP(-2, 1, 2), TAP(-1, 1, 4), TAP(0, 1, 8), TAP(1, 1, 4), TAP(2, 1, 2) } },
+  { { HT_FILTER_SIERRA_3, "sierra-3", N_("Sierra (three rows)"), "10 weights over 3 rows" }, 32,
+    { TAP(1, 0, 5), TAP(2, 0, 3),
+      TAP(-2, 1, 2), TAP(-1, 1, 4), TAP(0, 1, 5), TAP(1, 1, 4), TAP(2, 1, 2),
+      TAP(-1, 2, 2), TAP(0, 2, 3), TAP(1, 2, 2) } },
+  { { HT_FILTER_SIERRA_2, "sierra-2", N_("Sierra (two rows)"), "7 weights over 2 rows" }, 16,
+    { TAP(1, 0, 4), TAP(2, 0, 3),
+      TAP(-2, 1, 1), TAP(-1, 1, 2), TAP(0, 1, 3), TAP(1, 1, 2), TAP(2, 1, 1) } },
+  { { HT_FILTER_SIERRA_LITE, "sierra-lite", N_("Sierra Lite"), "3 weights over 2 rows, the lightest" }, 4,
+    { TAP(1, 0, 2), TAP(-1, 1, 1), TAP(0, 1, 1) } },
+  { { HT_FILTER_ATKINSON, "atkinson", N_("Atkinson"), "6 weights of 1/8 over 3 rows: passes on 3/4 of the error" }, 8,
+    { TAP(1, 0, 1), TAP(2, 0, 1),
+      TAP(-1, 1, 1), TAP(0, 1, 1), TAP(1, 1, 1), TAP(0, 2, 1) } },
 };
 #define NBUILTIN ((int)(sizeof builtin / sizeof builtin[0]))
 
 /* The list HT_LIST_FILTERS: the built-in filters, then custom. */
 static const ht_choice custom_choice = { HT_FILTER_CUSTOM, "custom", N_("Custom coefficients"),
                                          "your own filter, from --coefficients" };
-static ht_choice filter_choices[NBUILTIN + 1];
-static pthread_once_t filter_choices_once = PTHREAD_ONCE_INIT;
 
-static void make_filter_choices(void)
+/* The built-in filters and their list, made from `builtin` once. */
+static ht_filter filters[NBUILTIN];
+static ht_choice filter_choices[NBUILTIN + 1];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void quantize_weights(ht_filter *f);
+
+static void make_tables(void)
 {
-  for (int i = 0; i < NBUILTIN; i++)
-    filter_choices[i] = builtin[i].choice;
+  for (int i = 0; i < NBUILTIN; i++) {
+    const filter_row *r = &builtin[i];
+    ht_filter *f = &filters[i];
+    memset(f, 0, sizeof *f);
+    f->id = (ht_filter_id)r->choice.value;
+    snprintf(f->name, sizeof f->name, "%s", r->choice.name);
+    f->den = r->den;
+    while (f->ntaps < HT_FILTER_MAX_TAPS && r->taps[f->ntaps].num != 0) {
+      f->taps[f->ntaps] = (ht_tap){ r->taps[f->ntaps].dx, r->taps[f->ntaps].dy, r->taps[f->ntaps].num, 0 };
+      f->ntaps++;
+    }
+    quantize_weights(f);
+    ht_filter_derive(f);
+    filter_choices[i] = r->choice;
+  }
   filter_choices[NBUILTIN] = custom_choice;
 }
 
 const ht_choice *ht_filter_choices(int *count)
 {
-  pthread_once(&filter_choices_once, make_filter_choices);
+  pthread_once(&tables_once, make_tables);
   *count = NBUILTIN + 1;
   return filter_choices;
 }
 
 const ht_filter *ht_filter_builtin(ht_filter_id id)
 {
+  pthread_once(&tables_once, make_tables);
   for (int i = 0; i < NBUILTIN; i++)
-    if (builtin[i].filter.id == id)
-      return &builtin[i].filter;
+    if (filters[i].id == id)
+      return &filters[i];
   return NULL;
 }
 
@@ -104,9 +118,10 @@ const ht_filter *ht_filter_by_name(const char *name)
 {
   if (!name)
     return NULL;
+  pthread_once(&tables_once, make_tables);
   for (int i = 0; i < NBUILTIN; i++)
-    if (strcmp(builtin[i].filter.name, name) == 0)
-      return &builtin[i].filter;
+    if (strcmp(filters[i].name, name) == 0)
+      return &filters[i];
   return NULL;
 }
 
@@ -162,7 +177,7 @@ void ht_filter_derive(ht_filter *f)
 }
 
 /* Q12 weights rounded half up, then corrected (largest remainders) so
- * that they sum to the rounded Q12 sum: a custom filter keeps its tone. */
+ * that they sum to the rounded Q12 sum: a filter keeps its tone. */
 static void quantize_weights(ht_filter *f)
 {
   int64_t sum_num = 0, sum_q = 0;

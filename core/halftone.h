@@ -122,7 +122,7 @@ typedef enum {
                            (scripts pass it), built-in filters added later
                            take 9 on. ht_choices(HT_LIST_FILTERS) lists
                            them all, custom last                          */
-  HT_FILTER_COUNT_BUILTIN = 8 /* the built-in filters 0..7 of version 0.1 */
+  HT_FILTER_COUNT_BUILTIN = 8 /* the built-in filters of version 0.1 (0..7); not a count to loop to */
 } ht_filter_id;
 
 /* One weight: the error of pixel (x, y) goes to (x + dx, y + dy) with

@@ -130,7 +130,7 @@ static void make_methods(void)
 
 /* The filters under their ids, then the methods that have an algorithm
  * value of their own (HT_ALGORITHM_*), in the order of their rows. */
-static ht_choice algorithms[64 + 16];
+static ht_choice algorithms[64 + 16]; /* every filter id is below HT_ALGORITHM_LES (64) */
 static int nalgorithms;
 static pthread_once_t algorithms_once = PTHREAD_ONCE_INIT;
 

@@ -1,8 +1,9 @@
 /* Cancelling through the progress callback: HT_ERR_CANCELLED, promptly,
- * no hang (an alarm turns a hang into a failure), for ED and for the
- * wavefront with 1, 2 and 4 threads (helpers that wait on a cancelled
- * band must give up too). Also: an accepting callback sees fractions
- * that never go back and end at 1. Leaks: run once under valgrind. */
+ * no hang (an alarm turns a hang into a failure), for every CPU variant of
+ * error diffusion the library lists (HT_LIST_VARIANTS), each with 1, 2, 4
+ * and 64 threads (helpers that wait on a cancelled band must give up too).
+ * Also: an accepting callback sees fractions that never go back and end
+ * at 1. Leaks: run once under valgrind. */
 #include "ht-test.h"
 
 #include <signal.h>
@@ -29,13 +30,21 @@ int main(void)
   if (!ctx)
     return 99;
   ht_context_set_backend(ctx, HT_BACKEND_CPU);
-  const struct {
+  ht_variant variants[TEST_MAX_VARIANTS];
+  const int nv = test_variants(HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CPU, variants, TEST_MAX_VARIANTS);
+  CHECK(nv > 0 && nv <= TEST_MAX_VARIANTS, "%d CPU variants of error diffusion", nv);
+  static const int thread_counts[] = { 1, 2, 4, 64 };
+  struct {
     ht_variant v;
     int threads;
-  } runs[] = { { HT_VARIANT_ED, 1 },        { HT_VARIANT_EC, 1 },        { HT_VARIANT_ED_RC, 1 },
-               { HT_VARIANT_EC_RC, 1 },     { HT_VARIANT_WAVEFRONT, 1 }, { HT_VARIANT_WAVEFRONT, 2 },
-               { HT_VARIANT_WAVEFRONT, 4 }, { HT_VARIANT_WAVEFRONT, 64 } };
-  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+  } runs[TEST_MAX_VARIANTS * 4];
+  size_t nruns = 0;
+  for (int v = 0; v < nv && v < TEST_MAX_VARIANTS; v++)
+    for (int t = 0; t < 4; t++) {
+      runs[nruns].v = variants[v];
+      runs[nruns++].threads = thread_counts[t];
+    }
+  for (size_t i = 0; i < nruns; i++) {
     ht_params p;
     ht_params_init(&p);
     p.variant = runs[i].v;

@@ -159,7 +159,7 @@ static void part_variants(ht_context *ctx)
             int np = 0;
             while (np < 4 && patterns[pi][np])
               np++;
-            const int nts = v == HT_VARIANT_WAVEFRONT ? 4 : 1;
+            const int nts = 4; /* bands on 1, 2, 3 and 8 threads in turn */
             char what[160];
             snprintf(what, sizeof what, "%s, %s, levels %d, %lldx%lld, bands pattern %zu", vars[vi].name,
                      p.filter.name, p.levels, (long long)pic.w, (long long)pic.h, pi);
@@ -179,12 +179,14 @@ static void part_variants(ht_context *ctx)
   printf("variants: %d band runs\n", cases);
 }
 
-/* Bands of one image run by different variants and thread counts in
- * turn: the carried rows mean the same to all of them. */
+/* Bands of one image run by different variants (every CPU variant of
+ * error diffusion the library lists, in turn) and thread counts: the
+ * carried rows mean the same to all of them. */
 static void part_mixed(ht_context *ctx)
 {
-  static const ht_variant all[] = { HT_VARIANT_WAVEFRONT, HT_VARIANT_ED, HT_VARIANT_EC_RC,
-                                    HT_VARIANT_EC, HT_VARIANT_ED_RC, HT_VARIANT_WAVEFRONT };
+  ht_variant all[TEST_MAX_VARIANTS];
+  const int nall = test_variants(HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CPU, all, TEST_MAX_VARIANTS);
+  CHECK(nall > 1 && nall <= TEST_MAX_VARIANTS, "%d CPU variants of error diffusion", nall);
   static const int heights[] = { 7, 1, 33, 2, 64, 3 };
   static const int threads[] = { 2, 1, 1, 1, 1, 4, 3 };
   picture pic = make_picture(517, 311, 1, 99);
@@ -201,7 +203,7 @@ static void part_mixed(ht_context *ctx)
       reference(ctx, &pic, &p, want, want_last);
       char what[128];
       snprintf(what, sizeof what, "mixed variants, %s, levels %d", p.filter.name, levels);
-      if (run_bands(ctx, &pic, &p, heights, 6, all, 6, threads, 7, got, got_last, what))
+      if (run_bands(ctx, &pic, &p, heights, 6, all, nall, threads, 7, got, got_last, what))
         compare(&pic, want, got, want_last, got_last, ht_carry_rows(&p), what);
     }
   /* the serpentine scan: its rows alternate by their row in the image */
@@ -226,7 +228,9 @@ static void part_mixed(ht_context *ctx)
 static void part_color(ht_context *ctx)
 {
   static const int heights[] = { 4, 1, 19 };
-  static const ht_variant vars[] = { HT_VARIANT_WAVEFRONT, HT_VARIANT_EC, HT_VARIANT_ED_RC };
+  ht_variant vars[TEST_MAX_VARIANTS];
+  const int nvars = test_variants(HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CPU, vars, TEST_MAX_VARIANTS);
+  CHECK(nvars > 0 && nvars <= TEST_MAX_VARIANTS, "%d CPU variants of error diffusion", nvars);
   static const int threads[] = { 2, 1, 1 };
   for (int channels = 3; channels <= 4; channels++) {
     picture pic = make_picture(123, 77, channels, (uint64_t)channels);
@@ -255,7 +259,7 @@ static void part_color(ht_context *ctx)
       }
     char what[64];
     snprintf(what, sizeof what, "%d planes", channels);
-    if (run_bands(ctx, &pic, &p, heights, 3, vars, 3, threads, 3, got, got_last, what))
+    if (run_bands(ctx, &pic, &p, heights, 3, vars, nvars, threads, 3, got, got_last, what))
       compare(&pic, want, got, want_last, got_last, ht_carry_rows(&p), what);
     free(want);
     free(got);

@@ -1,13 +1,16 @@
 /* Plane-dependent colour error diffusion (core/color/, docs/color.md):
- *  reference   both CPU variants against a reference written here with
- *              plain loops (whole-image error planes, floor division,
- *              levels by counting midpoints, its own CMYK separation and
- *              weight perturbation), RGB and CMYK, levels 2/3/16, every
- *              built-in filter and a custom one, weights 0/0.2/0.5,
- *              randomisation 0/1, awkward shapes, the serpentine scan;
- *  threads     the threaded variant for every thread count 1..8 against
- *              the sequential one;
- *  per-channel inter-plane weights 0 give the per-channel mode's bits;
+ *  reference   every CPU variant of the method (HT_LIST_VARIANTS)
+ *              against a reference written here with plain loops
+ *              (whole-image error planes, floor division, levels by
+ *              counting midpoints, its own CMYK separation and weight
+ *              perturbation), RGB and CMYK, levels 2/3/16, every built-in
+ *              filter (HT_LIST_FILTERS) and a custom one, weights
+ *              0/0.2/0.5, randomisation 0/1, awkward shapes, the
+ *              serpentine scan (where a variant takes it: ht_check);
+ *  threads     every CPU variant but the sequential pd, for every thread
+ *              count 1..8, against pd;
+ *  per-channel inter-plane weights 0 give the per-channel mode's bits, in
+ *              every CPU variant;
  *  randomize   amount 0 is no perturbation whatever the seed; amount 1
  *              changes the result and follows the seed;
  *  mean        the mean of every plane of a gray ramp is kept within a
@@ -207,10 +210,13 @@ static picture make_picture(int64_t w, int64_t h, int channels, uint64_t seed)
   return (picture){ w, h, channels, in };
 }
 
-static ht_filter filter_of(int i)
+/* The built-in filter `id`; for HT_FILTER_CUSTOM a custom one. */
+static ht_filter filter_of(int id)
 {
-  if (i < HT_FILTER_COUNT_BUILTIN)
-    return *ht_filter_builtin((ht_filter_id)i);
+  const ht_filter *b = id == HT_FILTER_CUSTOM ? NULL : ht_filter_builtin((ht_filter_id)id);
+  if (b)
+    return *b;
+  CHECK(id == HT_FILTER_CUSTOM, "no built-in filter %d", id);
   ht_filter f;
   char err[256];
   ht_status s = ht_filter_parse("- - * 5 1; 1 2 3 2 1; 0 1 0 1 0 / 20", &f, err, sizeof err);
@@ -226,6 +232,36 @@ static uint64_t fnv(const uint8_t *b, size_t n)
   return hsh;
 }
 
+/* The CPU implementations of plane-dependent error diffusion that the
+ * library lists, the reference pd first. */
+static int pd_variants(ht_variant *vs)
+{
+  ht_variant all[TEST_MAX_VARIANTS];
+  const int n = test_variants(HT_METHOD_PLANE_DEPENDENT, HT_BACKEND_CPU, all, TEST_MAX_VARIANTS);
+  int k = 1;
+  vs[0] = HT_VARIANT_PD_CPU;
+  for (int i = 0; i < n && i < TEST_MAX_VARIANTS; i++)
+    if (all[i] != HT_VARIANT_PD_CPU)
+      vs[k++] = all[i];
+  CHECK(n == k && k > 1, "%d CPU variants of plane-dependent diffusion listed, %d found with pd", n, k);
+  return k;
+}
+
+/* Runs variant p->variant; true when it ran. It may refuse the parameters
+ * (HT_ERR_UNSUPPORTED) only where ht_check refuses them as well. */
+static bool run_variant(ht_context *ctx, const picture *pic, const ht_params *p, int planes, uint8_t *out,
+                        const char *what)
+{
+  ht_status s = run_lib(ctx, pic, p, planes, out);
+  if (s == HT_ERR_UNSUPPORTED) {
+    CHECK(ht_check(ctx, p) == HT_ERR_UNSUPPORTED, "%s: %s refuses the run, ht_check does not", what,
+          ht_variant_name(p->variant));
+    return false;
+  }
+  CHECK(s == HT_OK, "%s: %s: %s", what, ht_variant_name(p->variant), ht_context_message(ctx));
+  return s == HT_OK;
+}
+
 /* ------------------------------------------------------------------ parts */
 
 static void part_reference(ht_context *ctx)
@@ -234,33 +270,35 @@ static void part_reference(ht_context *ctx)
   const double weights[][2] = { { 0, 0 }, { 0.2, 0.2 }, { 0.5, 0.5 }, { 0.3, 0.1 } };
   const int lv[][4] = { { 2, 2, 2, 2 }, { 3, 3, 3, 3 }, { 16, 16, 16, 16 }, { 2, 3, 16, 2 } };
   int cases = 0;
-  for (int fi = 0; fi <= HT_FILTER_COUNT_BUILTIN; fi++)
+  ht_variant vs[TEST_MAX_VARIANTS];
+  const int nv = pd_variants(vs);
+  for (int fi = 0; fi <= test_nbuiltin(); fi++) /* every built-in filter, then a custom one */
     for (int si = 0; si < 5; si++)
       for (int cm = 0; cm < 2; cm++) {
         const int k = fi * 10 + si * 2 + cm; /* a different mix for each */
         picture pic = make_picture(shapes[si][0], shapes[si][1], 3, (uint64_t)k + 1);
-        setup st = { filter_of(fi), cm ? 4 : 3, cm == 1, { 0 }, weights[k % 4][0], weights[k % 4][1],
+        setup st = { fi < test_nbuiltin() ? *test_builtin(fi) : filter_of(HT_FILTER_CUSTOM), cm ? 4 : 3, cm == 1, { 0 }, weights[k % 4][0], weights[k % 4][1],
                      (k / 4) % 2 ? 1.0 : 0.0, (k % 3) * 0.5, (uint64_t)k * 977, (k % 5) == 0 };
         memcpy(st.levels, lv[(k / 2) % 4], sizeof st.levels);
         const int64_t n = pic.w * pic.h * st.planes;
         uint8_t *want = xmalloc((size_t)n), *got = xmalloc((size_t)n);
         reference(&pic, &st, want);
-        const ht_variant vs[2] = { HT_VARIANT_PD_CPU, HT_VARIANT_PD_THREADS };
-        for (int vi = 0; vi < 2; vi++) {
-          if (st.serpentine && vs[vi] == HT_VARIANT_PD_THREADS)
-            continue;
+        int ran = 0;
+        for (int vi = 0; vi < nv; vi++) {
           ht_params p;
           set_params(&st, &p, vs[vi]);
           ht_context_set_threads(ctx, 3);
-          ht_status s = run_lib(ctx, &pic, &p, st.planes, got);
-          CHECK(s == HT_OK, "%s: %s", ht_variant_name(vs[vi]), ht_context_message(ctx));
-          CHECK(s != HT_OK || memcmp(want, got, (size_t)n) == 0,
+          if (!run_variant(ctx, &pic, &p, st.planes, got, "reference"))
+            continue;
+          ran++;
+          CHECK(memcmp(want, got, (size_t)n) == 0,
                 "%s differs from the reference: filter %s, %lldx%lld, %s, levels %d/%d/%d/%d, weights %g/%g, "
                 "randomize %g, black %g, %s", ht_variant_name(vs[vi]), st.filter.name, (long long)pic.w,
                 (long long)pic.h, st.cmyk ? "cmyk" : "rgb", st.levels[0], st.levels[1], st.levels[2], st.levels[3],
                 st.fwd, st.bwd, st.amount, st.black, st.serpentine ? "serpentine" : "raster");
           cases++;
         }
+        CHECK(ran > 0, "no variant ran filter %s, %s", st.filter.name, st.serpentine ? "serpentine" : "raster");
         free(want);
         free(got);
         free((void *)pic.in);
@@ -272,7 +310,9 @@ static void part_threads(ht_context *ctx)
 {
   setenv("HT_PD_ANY_THREADS", "1", 1);
   const int fis[] = { HT_FILTER_FLOYD_STEINBERG, HT_FILTER_JARVIS_JUDICE_NINKE, HT_FILTER_ATKINSON,
-                      HT_FILTER_COUNT_BUILTIN };
+                      HT_FILTER_CUSTOM };
+  ht_variant vs[TEST_MAX_VARIANTS];
+  const int nv = pd_variants(vs);
   for (int i = 0; i < 4; i++) {
     picture pic = make_picture(150 + i * 41, 61 + i * 7, 3, (uint64_t)i + 100);
     setup st = { filter_of(fis[i]), i % 2 ? 4 : 3, i % 2 == 1, { 2, 2, 2, 2 }, 0.2 + 0.1 * i, 0.2, i >= 2 ? 1.0 : 0.0,
@@ -284,13 +324,14 @@ static void part_threads(ht_context *ctx)
     ht_params p;
     set_params(&st, &p, HT_VARIANT_PD_CPU);
     CHECK(run_lib(ctx, &pic, &p, st.planes, want) == HT_OK, "pd: %s", ht_context_message(ctx));
-    for (int t = 1; t <= 8; t++) {
-      set_params(&st, &p, HT_VARIANT_PD_THREADS);
-      ht_context_set_threads(ctx, t);
-      ht_status s = run_lib(ctx, &pic, &p, st.planes, got);
-      CHECK(s == HT_OK && memcmp(want, got, (size_t)n) == 0, "pd-threads, %d threads, filter %s: %s", t,
-            st.filter.name, s == HT_OK ? "differs from pd" : ht_context_message(ctx));
-    }
+    for (int vi = 1; vi < nv; vi++)
+      for (int t = 1; t <= 8; t++) {
+        set_params(&st, &p, vs[vi]);
+        ht_context_set_threads(ctx, t);
+        ht_status s = run_lib(ctx, &pic, &p, st.planes, got);
+        CHECK(s == HT_OK && memcmp(want, got, (size_t)n) == 0, "%s, %d threads, filter %s: %s",
+              ht_variant_name(vs[vi]), t, st.filter.name, s == HT_OK ? "differs from pd" : ht_context_message(ctx));
+      }
     free(want);
     free(got);
     free((void *)pic.in);
@@ -423,13 +464,15 @@ static void part_per_channel(ht_context *ctx)
     p.color = HT_COLOR_PER_CHANNEL;
     ht_context_set_threads(ctx, 2);
     CHECK(run_lib(ctx, &pic, &p, channels, want) == HT_OK, "per-channel: %s", ht_context_message(ctx));
-    const ht_variant vs[2] = { HT_VARIANT_PD_CPU, HT_VARIANT_PD_THREADS };
-    for (int vi = 0; vi < (st.serpentine ? 1 : 2); vi++) {
+    ht_variant vs[TEST_MAX_VARIANTS];
+    const int nv = pd_variants(vs);
+    for (int vi = 0; vi < nv; vi++) {
       set_params(&st, &p, vs[vi]);
-      CHECK(run_lib(ctx, &pic, &p, channels, got) == HT_OK, "%s: %s", ht_variant_name(vs[vi]),
-            ht_context_message(ctx));
-      CHECK(memcmp(want, got, (size_t)n) == 0, "%s with weights 0 differs from per-channel (filter %s)",
-            ht_variant_name(vs[vi]), st.filter.name);
+      if (run_variant(ctx, &pic, &p, channels, got, "per-channel"))
+        CHECK(memcmp(want, got, (size_t)n) == 0, "%s with weights 0 differs from per-channel (filter %s)",
+              ht_variant_name(vs[vi]), st.filter.name);
+      else
+        CHECK(vi > 0, "the reference %s refuses the per-channel case", ht_variant_name(vs[vi]));
     }
     free(want);
     free(got);

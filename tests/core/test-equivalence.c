@@ -1,8 +1,11 @@
-/* ED = EC = ED-RC = EC-RC = wavefront (1..8 threads and more threads than
- * rows), bit for bit, for every built-in filter and custom ones, levels
- * 2, 3, 16 (and 256 once), on random images, awkward shapes and a real
- * photograph. core/diffusion/ed.c is the ground truth (its own correctness is
- * checked against an independent loop in test-reference.c).
+/* Every CPU implementation of error diffusion that the library lists
+ * (HT_LIST_VARIANTS) equals ed bit for bit, the threaded ones (as their
+ * rows say, HT_CAP_THREADS) on 1..8 threads and more threads than rows,
+ * for every built-in filter (HT_LIST_FILTERS) and custom ones, levels 2,
+ * 3, 16 (and 256 once), on random images, awkward shapes and a real
+ * photograph. core/diffusion/ed.c is the ground truth (its own
+ * correctness is checked against an independent loop in
+ * test-reference.c).
  *
  * Built a second time against the library whose wavefront gives its
  * bands random heights (HT_WF_HEIGHT_TEST): then it also checks that
@@ -11,6 +14,8 @@
  *
  * usage: test-equivalence PHOTO.pgm [shapes|photo|random]  */
 #include "ht-test.h"
+
+#include "impl.h" /* the implementations' rows: which ones run on several threads */
 
 #ifdef HT_WF_HEIGHT_TEST
 #include <stdatomic.h>
@@ -39,7 +44,37 @@ static int cmp_planes(const uint8_t *a, const uint8_t *b, int64_t w, int64_t h, 
   return 0;
 }
 
-/* Runs every CPU variant on `in` and compares with ED. */
+/* The implementations compared with ed: every other CPU one of error
+ * diffusion in the library's list. */
+static ht_variant others[TEST_MAX_VARIANTS];
+static int nothers;
+
+static void find_variants(void)
+{
+  ht_variant all[TEST_MAX_VARIANTS];
+  int n = test_variants(HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CPU, all, TEST_MAX_VARIANTS);
+  CHECK(n <= TEST_MAX_VARIANTS, "%d CPU variants, the test holds %d", n, TEST_MAX_VARIANTS);
+  bool has_ed = false;
+  for (int i = 0; i < n && i < TEST_MAX_VARIANTS; i++) {
+    if (all[i] == HT_VARIANT_ED)
+      has_ed = true;
+    else
+      others[nothers++] = all[i];
+  }
+  CHECK(has_ed && nothers > 0, "the variant list has %s and %d other CPU variants of error diffusion",
+        has_ed ? "ed" : "no ed", nothers);
+}
+
+/* Whether the row of variant v says that it runs on the context's
+ * threads: then the thread counts are worth a sweep. */
+static bool threaded(ht_variant v)
+{
+  const ht_impl *impl = ht_impl_of(v);
+  return impl && (impl->caps & HT_CAP_THREADS);
+}
+
+/* Runs every CPU variant on `in` (a threaded one on each of the thread
+ * counts, the others on the first) and compares with ED. */
 static void check_all(ht_context *ctx, const uint16_t *in, int64_t w, int64_t h, const ht_filter *f,
                       const char *fname, int levels, const int *threads, int nthreads, const char *what)
 {
@@ -59,39 +94,31 @@ static void check_all(ht_context *ctx, const uint16_t *in, int64_t w, int64_t h,
       CHECK(0, "%s: level %d out of range", what, ref[i]);
       break;
     }
-  const ht_variant seq[] = { HT_VARIANT_EC, HT_VARIANT_ED_RC, HT_VARIANT_EC_RC };
-  for (int i = 0; i < 3 + nthreads; i++) {
-    ht_variant v = i < 3 ? seq[i] : HT_VARIANT_WAVEFRONT;
-    int t = i < 3 ? 1 : threads[i - 3];
-    ht_context_set_threads(ctx, t);
-    p.variant = v;
-    memset(out, 0xA5, n);
-    s = ht_run_plane(ctx, in, (size_t)w * 2, out, (size_t)w, w, h, &p);
-    CHECK(s == HT_OK, "%s threads %d on %s: %s", ht_variant_name(v), t, what, ht_context_message(ctx));
-    int64_t fx, fy;
-    if (s == HT_OK && cmp_planes(ref, out, w, h, &fx, &fy))
-      CHECK(0, "%s (threads %d) differs from ed at (%lld, %lld): %d vs %d; %s, %s, levels %d, %lldx%lld",
-            ht_variant_name(v), t, (long long)fx, (long long)fy, out[fy * w + fx], ref[fy * w + fx], what,
-            fname, levels, (long long)w, (long long)h);
-  }
+  for (int vi = 0; vi < nothers; vi++)
+    for (int ti = 0; ti < (threaded(others[vi]) ? nthreads : 1); ti++) {
+      const ht_variant v = others[vi];
+      const int t = threads[ti];
+      ht_context_set_threads(ctx, t);
+      p.variant = v;
+      memset(out, 0xA5, n);
+      s = ht_run_plane(ctx, in, (size_t)w * 2, out, (size_t)w, w, h, &p);
+      CHECK(s == HT_OK, "%s threads %d on %s: %s", ht_variant_name(v), t, what, ht_context_message(ctx));
+      int64_t fx, fy;
+      if (s == HT_OK && cmp_planes(ref, out, w, h, &fx, &fy))
+        CHECK(0, "%s (threads %d) differs from ed at (%lld, %lld): %d vs %d; %s, %s, levels %d, %lldx%lld",
+              ht_variant_name(v), t, (long long)fx, (long long)fy, out[fy * w + fx], ref[fy * w + fx], what,
+              fname, levels, (long long)w, (long long)h);
+    }
   free(ref);
   free(out);
 }
 
-static int nfilters(void) { return HT_FILTER_COUNT_BUILTIN + (int)(sizeof customs / sizeof customs[0]); }
+static int nfilters(void) { return test_nfilters((int)(sizeof customs / sizeof customs[0])); }
 
 static void get_filter(int i, ht_filter *f, const char **name)
 {
-  if (i < HT_FILTER_COUNT_BUILTIN) {
-    *f = *ht_filter_builtin((ht_filter_id)i);
-    *name = f->name;
-    return;
-  }
-  char err[256];
-  const char *text = customs[i - HT_FILTER_COUNT_BUILTIN];
-  ht_status s = ht_filter_parse(text, f, err, sizeof err);
-  CHECK(s == HT_OK, "parse \"%s\": %s", text, err);
-  *name = text;
+  *f = test_filter_at(i, customs);
+  *name = i < test_nbuiltin() ? f->name : customs[i - test_nbuiltin()];
 }
 
 static const int all_threads[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -178,11 +205,12 @@ static void run_photo(ht_context *ctx, const char *path)
   /* the whole-image entry too: 8-bit in, 8-bit and 1-bit out */
   size_t n = (size_t)(w * h), nb = (size_t)((w + 7) / 8 * h);
   uint8_t *ref = xmalloc(n), *out = xmalloc(n), *refb = xmalloc(nb), *outb = xmalloc(nb);
-  for (int v = HT_VARIANT_ED; v < HT_VARIANT_COUNT_CPU; v++)
-    for (int t = 1; t <= (v == HT_VARIANT_WAVEFRONT ? 4 : 1); t++) {
+  for (int vi = -1; vi < nothers; vi++)
+    for (int t = 1; t <= (vi >= 0 && threaded(others[vi]) ? 4 : 1); t++) {
+      const ht_variant v = vi < 0 ? HT_VARIANT_ED : others[vi];
       ht_params p;
       ht_params_init(&p);
-      p.variant = (ht_variant)v;
+      p.variant = v;
       ht_context_set_threads(ctx, t);
       ht_image I = { w, h, (size_t)w, 1, HT_FORMAT_U8, pgm };
       ht_image O = { w, h, (size_t)w, 1, HT_FORMAT_U8, v == HT_VARIANT_ED ? ref : out };
@@ -218,6 +246,7 @@ int main(int argc, char **argv)
   if (!ctx)
     return 1;
   ht_context_set_backend(ctx, HT_BACKEND_CPU);
+  find_variants();
   if (!strcmp(part, "all") || !strcmp(part, "shapes"))
     run_shapes(ctx);
   if (!strcmp(part, "all") || !strcmp(part, "photo"))

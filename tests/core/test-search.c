@@ -604,8 +604,9 @@ static void part_api(void)
     CHECK(ht_run(ctx, &I, &O, &q) == HT_OK, "%s: raster, threads 0: %s", name, ht_context_message(ctx));
     ht_context_set_threads(ctx, 1);
     CHECK(ht_run(ctx, &I, &O, &p) == HT_OK, "%s: %s", name, ht_context_message(ctx));
-    CHECK((int)ht_context_last_variant(ctx) == (int)HT_VARIANT_LES_CPU + (m - HT_METHOD_LES), "%s: variant %s", name,
-          ht_variant_name(ht_context_last_variant(ctx)));
+    CHECK(ht_variant_method(ht_context_last_variant(ctx)) == m &&
+              ht_variant_backend(ht_context_last_variant(ctx)) == HT_BACKEND_CPU,
+          "%s: variant %s", name, ht_variant_name(ht_context_last_variant(ctx)));
     /* an implementation of another method */
     q = p;
     q.variant = HT_VARIANT_WAVEFRONT;
@@ -669,8 +670,19 @@ static void part_api(void)
   CHECK(ht_params_set_algorithm(&p, HT_ALGORITHM_DBS) == HT_OK, "set dbs");
   CHECK(ht_params_set_algorithm(&p, HT_FILTER_CUSTOM) == HT_OK && p.method == HT_METHOD_ERROR_DIFFUSION &&
           p.filter.id == HT_FILTER_STUCKI, "set custom keeps the filter");
-  CHECK(ht_params_set_algorithm(&p, 9) == HT_ERR_INVALID_ARGUMENT && ht_params_set_algorithm(&p, 999) ==
-          HT_ERR_INVALID_ARGUMENT && ht_params_set_algorithm(NULL, 64) == HT_ERR_INVALID_ARGUMENT, "bad values");
+  /* values that are no algorithm: the first one past the filters, one
+   * past the last of the list, negative */
+  int unused = 0, past = 0, nalg = 0;
+  while (ht_choice_by_value(HT_LIST_ALGORITHMS, unused))
+    unused++;
+  const ht_choice *all = ht_choices(HT_LIST_ALGORITHMS, &nalg);
+  for (int i = 0; i < nalg; i++)
+    past = all[i].value >= past ? all[i].value + 1 : past;
+  CHECK(unused < HT_ALGORITHM_LES && ht_params_set_algorithm(&p, unused) == HT_ERR_INVALID_ARGUMENT &&
+            ht_params_set_algorithm(&p, past) == HT_ERR_INVALID_ARGUMENT &&
+            ht_params_set_algorithm(&p, -1) == HT_ERR_INVALID_ARGUMENT &&
+            ht_params_set_algorithm(NULL, HT_ALGORITHM_LES) == HT_ERR_INVALID_ARGUMENT,
+        "bad values (%d)", unused);
   CHECK(ht_choice_by_name(HT_LIST_INITS, "floyd-steinberg")->value == HT_INIT_FLOYD_STEINBERG &&
           ht_choice_by_name(HT_LIST_INITS, "random")->value == HT_INIT_RANDOM, "inits");
   CHECK(ht_choice_by_name(HT_LIST_SCHEDULES, "parallel")->value == HT_SCHEDULE_PARALLEL &&

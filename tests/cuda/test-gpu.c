@@ -1,5 +1,7 @@
-/* Every GPU variant against the CPU reference (core/diffusion/ed.c, variant ed),
- * bit for bit. Exits 77 when no GPU is usable.
+/* Every GPU variant of error diffusion the library lists (HT_LIST_VARIANTS)
+ * against the CPU reference (core/diffusion/ed.c, variant ed), bit for bit,
+ * with every built-in filter (HT_LIST_FILTERS). Exits 77 when no GPU is
+ * usable.
  *   test-gpu PHOTO.pgm PART
  * PART: variants | filters | shapes | paths | stripes | errors | carry */
 #include "ht-test.h"
@@ -99,17 +101,27 @@ static ht_filter filter_of(const char *spec)
   return f;
 }
 
-static const char *const filters[] = { "floyd-steinberg", "jarvis-judice-ninke", "stucki", "burkes", "sierra-3",
-                                       "sierra-2", "sierra-lite", "atkinson", NULL };
+/* The GPU implementations of error diffusion, from the library's list. */
+static ht_variant gpu_variants[TEST_MAX_VARIANTS];
+static int ngpu;
+
+static void find_variants(void)
+{
+  ngpu = test_variants(HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CUDA, gpu_variants, TEST_MAX_VARIANTS);
+  CHECK(ngpu > 0 && ngpu <= TEST_MAX_VARIANTS, "%d GPU variants of error diffusion listed", ngpu);
+  if (ngpu > TEST_MAX_VARIANTS)
+    ngpu = TEST_MAX_VARIANTS;
+}
 
 static void part_variants(const img *photo)
 {
   ht_params p;
   ht_params_init(&p);
-  for (int v = HT_VARIANT_GPU_FIRST; v < HT_VARIANT_GPU_END; v++) {
-    compare("photo", photo, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+  for (int vi = 0; vi < ngpu; vi++) {
+    const ht_variant v = gpu_variants[vi];
+    compare("photo", photo, HT_FORMAT_U8, 1, &p, v);
     img r = random_img(320, 200, 1, HT_FORMAT_U8, (uint64_t)v);
-    compare("random 320x200", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+    compare("random 320x200", &r, HT_FORMAT_U8, 1, &p, v);
     free(r.mem);
   }
 }
@@ -120,14 +132,16 @@ static void part_filters(const img *photo)
   ht_params p;
   ht_params_init(&p);
   img r = random_img(97, 61, 1, HT_FORMAT_U8, 3);
-  for (int v = HT_VARIANT_GPU_FIRST; v < HT_VARIANT_GPU_END; v++)
-    for (int fi = 0; fi < 10; fi++) {
-      p.filter = filter_of(fi < 8 ? filters[fi] : fi == 8 ? custom_wide : custom_tall);
+  static const char *const customs[] = { custom_wide, custom_tall };
+  for (int vi = 0; vi < ngpu; vi++)
+    for (int fi = 0; fi < test_nfilters(2); fi++) {
+      const ht_variant v = gpu_variants[vi];
+      p.filter = test_filter_at(fi, customs);
       for (int li = 0; li < 3; li++) {
         p.levels = levels[li];
-        compare("filters, random", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+        compare("filters, random", &r, HT_FORMAT_U8, 1, &p, v);
         if (v == HT_VARIANT_GPU_FAST)
-          compare("filters, photo", photo, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+          compare("filters, photo", photo, HT_FORMAT_U8, 1, &p, v);
       }
     }
   free(r.mem);
@@ -141,17 +155,18 @@ static void part_shapes(void)
   ht_params_init(&p);
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     img r = random_img(shapes[i][0], shapes[i][1], 1, HT_FORMAT_U8, 100 + i);
-    for (int v = HT_VARIANT_GPU_FIRST; v < HT_VARIANT_GPU_END; v++) {
+    for (int vi = 0; vi < ngpu; vi++) {
+      const ht_variant v = gpu_variants[vi];
       p.filter = filter_of("floyd-steinberg");
       p.levels = 2;
-      compare("shapes", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+      compare("shapes", &r, HT_FORMAT_U8, 1, &p, v);
       if (v == HT_VARIANT_GPU_FAST || v == HT_VARIANT_GPU_PB_PEC_RC) {
         p.filter = filter_of("jarvis-judice-ninke");
         p.levels = 3;
-        compare("shapes", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+        compare("shapes", &r, HT_FORMAT_U8, 1, &p, v);
         p.filter = filter_of(custom_wide);
         p.levels = 2;
-        compare("shapes", &r, HT_FORMAT_U8, 1, &p, (ht_variant)v);
+        compare("shapes", &r, HT_FORMAT_U8, 1, &p, v);
       }
     }
     free(r.mem);
@@ -639,6 +654,7 @@ int main(int argc, char **argv)
     return 99;
   }
   img photo = { { pw, ph, (size_t)pw, 1, HT_FORMAT_U8, pix }, pix };
+  find_variants();
 
   const char *part = argv[2];
   if (!strcmp(part, "variants"))

@@ -91,10 +91,8 @@ static void compare(const pic *m, const ht_params *p, const char *what)
   s = run(m, p, HT_BACKEND_CUDA, gpu, &gc, msg, &used);
   CHECK(s == HT_OK, "%s: gpu: %s", what, msg);
   if (s == HT_OK) {
-    const int want = p->method == HT_METHOD_LES ? HT_VARIANT_LES_GPU
-                     : p->method == HT_METHOD_PES ? HT_VARIANT_PES_GPU
-                                                  : HT_VARIANT_DBS_GPU;
-    CHECK((int)used == want, "%s: the GPU run used variant %s", what, ht_variant_name(used));
+    CHECK(ht_variant_method(used) == (int)p->method && ht_variant_backend(used) == HT_BACKEND_CUDA,
+          "%s: the GPU run used variant %s", what, ht_variant_name(used));
     size_t first = n;
     int64_t diff = 0;
     for (size_t i = 0; i < n; i++)

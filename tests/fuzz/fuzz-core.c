@@ -146,11 +146,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       unsigned v = take(&r);
       p.plane_levels[i] = v < 64 ? 0 : 2 + (int)(v % 255);
     }
-  const unsigned fid = take(&r) % 10;
-  if (fid < HT_FILTER_COUNT_BUILTIN)
-    p.filter = *ht_filter_builtin((ht_filter_id)fid);
-  else
-    p.filter = custom_filter(&r);
+  /* one of the built-in filters (HT_LIST_FILTERS but custom) or, for
+   * the last two values, a custom one */
+  int nlist = 0;
+  const ht_choice *filters = ht_choices(HT_LIST_FILTERS, &nlist);
+  unsigned fid = take(&r) % (unsigned)(nlist + 1);
+  const ht_filter *builtin = NULL;
+  for (int i = 0; i < nlist && !builtin; i++)
+    if (filters[i].value != HT_FILTER_CUSTOM && fid-- == 0)
+      builtin = ht_filter_builtin((ht_filter_id)filters[i].value);
+  p.filter = builtin ? *builtin : custom_filter(&r);
 
   const size_t in_sample = sample_bytes(in_format);
   const size_t in_row = (size_t)w * (size_t)channels * in_sample;

@@ -185,13 +185,18 @@ test_properties (void)
   CHECK (g_strcmp0 (coef, "- * 7; 3 5 1 / 16") == 0, "default coefficients %s", coef);
   g_free (coef);
 
-  /* round trips of every property */
-  for (gint a = 0; a <= 8; a++)
-    {
-      gegl_node_set (op, "algorithm", a, NULL);
-      gegl_node_get (op, "algorithm", &algorithm, NULL);
-      CHECK (algorithm == a, "algorithm %d read back as %d", a, algorithm);
-    }
+  /* round trips of every property; the algorithms are the library's */
+  {
+    gint             n = 0;
+    const ht_choice *c = ht_choices (HT_LIST_ALGORITHMS, &n);
+
+    for (gint i = 0; i < n; i++)
+      {
+        gegl_node_set (op, "algorithm", c[i].value, NULL);
+        gegl_node_get (op, "algorithm", &algorithm, NULL);
+        CHECK (algorithm == c[i].value, "algorithm %d (%s) read back as %d", c[i].value, c[i].name, algorithm);
+      }
+  }
   for (gint l = 2; l <= 256; l += 127)
     {
       gegl_node_set (op, "levels", l, NULL);
@@ -227,7 +232,13 @@ test_properties (void)
   gegl_node_set (op, "levels", 1, NULL);
   gegl_node_set (op, "levels", 257, NULL);
   gegl_node_set (op, "threads", -1, NULL);
-  gegl_node_set (op, "algorithm", 42, NULL);
+  {
+    gint unused = 0; /* the first value that is no algorithm */
+
+    while (ht_choice_by_value (HT_LIST_ALGORITHMS, unused))
+      unused++;
+    gegl_node_set (op, "algorithm", unused, NULL);
+  }
   gegl_node_get (op, "levels", &levels, "threads", &threads, "algorithm", &algorithm, NULL);
   CHECK (warnings == 4, "%d warnings for 4 invalid values", warnings);
   CHECK (levels == 5 && threads == 3 && algorithm == 2, "invalid values changed the op: levels %d threads %d algo %d",
@@ -383,33 +394,39 @@ equals_core (GeglBuffer *out, const guchar *rgba, gint w, gint h, const ht_param
   return same;
 }
 
-/* The op gives exactly what the core gives on the same 8-bit values. */
+/* The op gives exactly what the core gives on the same 8-bit values, for
+ * every built-in filter of the library's list. */
 static void
 test_equals_core (void)
 {
-  const gint w = 67, h = 41;
-  guchar    *rgba = make_rgba8 (w, h);
-  static const char *const algos[] = { "floyd-steinberg", "jarvis-judice-ninke", "stucki", "burkes",
-                                       "sierra-3", "sierra-2", "sierra-lite", "atkinson" };
+  const gint       w = 67, h = 41;
+  guchar          *rgba = make_rgba8 (w, h);
+  gint             nf = 0;
+  const ht_choice *filters = ht_choices (HT_LIST_FILTERS, &nf);
 
-  for (gint a = 0; a < 8; a++)
+  for (gint a = 0; a < nf; a++)
     for (gint color = 0; color <= 1; color++)
       for (gint serp = 0; serp <= 1; serp++)
         {
-          GeglBuffer *in  = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+          GeglBuffer *in;
           gint        levels = 2 + a % 3;
-          GeglBuffer *out = run_op (in, "algorithm", a, "color-mode", color, "serpentine", serp,
-                                    "levels", levels, "backend", 1 /* cpu */, NULL);
+          GeglBuffer *out;
           ht_params   p;
 
+          if (filters[a].value == HT_FILTER_CUSTOM)
+            continue;
+          in  = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+          out = run_op (in, "algorithm", filters[a].value, "color-mode", color, "serpentine", serp,
+                        "levels", levels, "backend", 1 /* cpu */, NULL);
           ht_params_init (&p);
-          p.filter = *ht_filter_by_name (algos[a]);
+          p.filter = *ht_filter_builtin ((ht_filter_id) filters[a].value);
           p.levels = levels;
           p.color  = color ? HT_COLOR_PER_CHANNEL : HT_COLOR_LUMA;
           p.scan   = serp ? HT_SCAN_SERPENTINE : HT_SCAN_RASTER;
           p.alpha  = true;
           CHECK (equals_core (out, rgba, w, h, &p, 0),
-                 "op differs from the core: %s color %d serpentine %d levels %d", algos[a], color, serp, levels);
+                 "op differs from the core: %s color %d serpentine %d levels %d", filters[a].name, color, serp,
+                 levels);
           g_object_unref (out);
           g_object_unref (in);
         }

@@ -148,28 +148,74 @@ bad:
   return NULL;
 }
 
-/* The filters a test walks through: every built-in one (HT_LIST_FILTERS
- * but its last entry, "custom"), then the test's own custom texts. */
-static inline int test_nfilters(int ncustom)
+/* The lists a test walks through are the library's (ht_choices), never a
+ * count fixed at a version or a hand list of rows: a filter or an
+ * implementation added to the library is tested by its row alone. */
+
+/* The built-in filters: the entries of HT_LIST_FILTERS other than custom,
+ * in the list's order. */
+static inline int test_nbuiltin(void)
 {
-  int n;
-  ht_choices(HT_LIST_FILTERS, &n);
-  return n - 1 + ncustom;
+  int n, k = 0;
+  const ht_choice *c = ht_choices(HT_LIST_FILTERS, &n);
+  for (int i = 0; i < n; i++)
+    k += c[i].value != HT_FILTER_CUSTOM;
+  return k;
 }
 
-static inline ht_filter test_filter_at(int i, const char *const *customs)
+/* The i-th of them, 0 <= i < test_nbuiltin(). */
+static inline const ht_filter *test_builtin(int i)
 {
   int n;
   const ht_choice *c = ht_choices(HT_LIST_FILTERS, &n);
+  for (int k = 0; k < n; k++)
+    if (c[k].value != HT_FILTER_CUSTOM && i-- == 0) {
+      const ht_filter *f = ht_filter_builtin((ht_filter_id)c[k].value);
+      if (!f) {
+        fprintf(stderr, "the filter list's %s (%d) is no built-in filter\n", c[k].name, c[k].value);
+        exit(1);
+      }
+      return f;
+    }
+  fprintf(stderr, "test_builtin(%d): the list has %d built-in filters\n", i, test_nbuiltin());
+  exit(99);
+}
+
+/* The filters a test walks through: every built-in one, then the test's
+ * own custom texts. */
+static inline int test_nfilters(int ncustom) { return test_nbuiltin() + ncustom; }
+
+static inline ht_filter test_filter_at(int i, const char *const *customs)
+{
+  const int nb = test_nbuiltin();
   ht_filter f;
-  if (i < n - 1) {
-    f = *ht_filter_builtin((ht_filter_id)c[i].value);
+  if (i < nb) {
+    f = *test_builtin(i);
   } else {
     char err[256];
-    ht_status s = ht_filter_parse(customs[i - (n - 1)], &f, err, sizeof err);
+    ht_status s = ht_filter_parse(customs[i - nb], &f, err, sizeof err);
     CHECK(s == HT_OK, "custom filter %d: %s", i, err);
   }
   return f;
+}
+
+/* The implementations of HT_LIST_VARIANTS (auto left out) that compute
+ * `method` on `backend`, in the list's order: the first `max` into vs;
+ * returns how many there are. */
+#define TEST_MAX_VARIANTS 64
+static inline int test_variants(ht_method method, ht_backend backend, ht_variant *vs, int max)
+{
+  int n, k = 0;
+  const ht_choice *c = ht_choices(HT_LIST_VARIANTS, &n);
+  for (int i = 0; i < n; i++) {
+    const ht_variant v = (ht_variant)c[i].value;
+    if (v == HT_VARIANT_AUTO || ht_variant_backend(v) != backend || ht_variant_method(v) != (int)method)
+      continue;
+    if (k < max)
+      vs[k] = v;
+    k++;
+  }
+  return k;
 }
 
 #endif
