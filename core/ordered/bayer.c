@@ -9,12 +9,8 @@
  * quarter turns, so that the planes of a colour image do not put their
  * dots on the same pixels at the same tones. */
 #include "ordered.h"
-#include "../pool.h"
 
 #include <stdlib.h>
-
-#include <stdatomic.h>
-#include <string.h>
 
 /* The Bayer index of (x, y) in the matrix of side 2^k: each bit pair of
  * (x, y), from the lowest, is a base-4 digit from the most significant,
@@ -30,55 +26,22 @@ static int bayer_index(int x, int y, int k)
 }
 
 typedef struct {
-  ht_job *job;
-  const ht_rows *rows;
-  int n;               /* the matrix side                            */
+  int n;               /* the matrix side                                   */
   int32_t *threshold;  /* n x n thresholds in 0 .. ONE - 1, turned for the plane */
-  atomic_llong next;   /* the next row to take                       */
-  atomic_llong done;   /* rows finished                              */
-  atomic_int failed;   /* a worker could not get its row memory      */
-} bayer_state;
+} bayer_matrix;
 
-static void dither_row(const bayer_state *S, int64_t y, int32_t *in, uint8_t *lv)
+static void dither_row(const void *ctx, const ht_job *job, int64_t y, const int32_t *in, uint8_t *lv, int64_t w)
 {
-  const ht_rows *rows = S->rows;
-  const int64_t w = rows->width;
-  const int64_t L1 = S->job->levels - 1;
-  const int32_t *t = S->threshold + (size_t)((S->job->y0 + y) % S->n) * (size_t)S->n;
-  rows->load(rows, y, 0, w, in);
+  const bayer_matrix *B = ctx;
+  const int64_t L1 = job->levels - 1;
+  const int32_t *t = B->threshold + (size_t)((job->y0 + y) % B->n) * (size_t)B->n;
   for (int64_t x = 0; x < w; x++) {
     const int64_t v = in[x] < 0 ? 0 : in[x] > HT_FX_ONE ? HT_FX_ONE : in[x];
     const int64_t s = v * L1;
     const int64_t i = s / HT_FX_ONE, r = s - i * HT_FX_ONE;
-    lv[x] = (uint8_t)(i + (r > t[x % S->n] ? 1 : 0));
+    lv[x] = (uint8_t)(i + (r > t[x % B->n] ? 1 : 0));
   }
-  rows->store(rows, y, 0, w, lv);
 }
-
-/* Takes rows until none are left; the calling thread (`k` 0) also
- * reports progress. */
-static void work(bayer_state *S, int k)
-{
-  ht_job *job = S->job;
-  const int64_t w = S->rows->width, h = S->rows->height;
-  int32_t *in = ht_alloc_raw(job, (size_t)w, sizeof *in);
-  uint8_t *lv = ht_alloc_raw(job, (size_t)w, 1);
-  if (!in || !lv)
-    atomic_store(&S->failed, 1);
-  while (in && lv && !ht_job_cancelled(job)) {
-    const int64_t y = atomic_fetch_add(&S->next, 1);
-    if (y >= h)
-      break;
-    dither_row(S, y, in, lv);
-    const int64_t done = atomic_fetch_add(&S->done, 1) + 1;
-    if (k == 0 && !ht_job_tick(job, done, h))
-      break;
-  }
-  free(in);
-  free(lv);
-}
-
-static void helper(void *arg, int k) { work(arg, k); }
 
 ht_status ht_bayer_run(ht_job *job, const ht_rows *rows)
 {
@@ -86,7 +49,7 @@ ht_status ht_bayer_run(ht_job *job, const ht_rows *rows)
   int k = 0;
   while ((1 << k) < n)
     k++;
-  bayer_state S = { .job = job, .rows = rows, .n = n };
+  bayer_matrix S = { .n = n, .threshold = NULL };
   S.threshold = ht_alloc_raw(job, (size_t)n * (size_t)n, sizeof *S.threshold);
   if (!S.threshold)
     return HT_ERR_NO_MEMORY;
@@ -100,21 +63,7 @@ ht_status ht_bayer_run(ht_job *job, const ht_rows *rows)
       const int64_t b = bayer_index(tx, ty, k);
       S.threshold[(size_t)y * (size_t)n + (size_t)x] = (int32_t)(((2 * b + 1) * HT_FX_ONE) / (2 * cells));
     }
-  atomic_init(&S.next, 0);
-  atomic_init(&S.done, 0);
-  atomic_init(&S.failed, 0);
-  const int64_t h = rows->height;
-  int helpers = job->threads - 1;
-  if (helpers > h / 8)
-    helpers = (int)(h / 8); /* a few rows each at least */
-  int started = 0;
-  if (helpers > 0 && job->pool)
-    started = ht_pool_start(job->pool, helpers, helper, &S);
-  work(&S, 0);
-  if (started > 0)
-    ht_pool_wait(job->pool);
+  const ht_status st = ht_ordered_run(job, rows, dither_row, &S);
   free(S.threshold);
-  if (atomic_load(&S.failed))
-    return HT_ERR_NO_MEMORY;
-  return ht_job_cancelled(job) ? HT_ERR_CANCELLED : HT_OK;
+  return st;
 }
