@@ -198,6 +198,9 @@ static const method_row methods[] = {
       "pixel on its own" },
     HT_ALGORITHM_BAYER, HT_MCAP_LEVELS, PLANE_COLORS,
     { { HT_PARAM_LEVELS, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_MASK_SIZE, ANY, PLANE_COLORS, 0, 0 } } },
+  { { HT_METHOD_THRESHOLD, "threshold", N_("Threshold (no dither)"),
+      "each pixel to its nearest level, no pattern and no error carried: flat areas stay flat, for line art" },
+    HT_ALGORITHM_THRESHOLD, HT_MCAP_LEVELS, PLANE_COLORS, { { HT_PARAM_LEVELS, ANY, PLANE_COLORS, 0, 0 } } },
 };
 
 const method_row *ht_method_rows(int *count)

@@ -212,6 +212,7 @@ typedef enum {
   HT_VARIANT_PD_THREADS,  /* threaded k-delay scan of the rows          */
   /* Ordered dithering (core/ordered/) */
   HT_VARIANT_BAYER_CPU,   /* Bayer's matrix, rows on the context's threads */
+  HT_VARIANT_THRESHOLD_CPU, /* the nearest level, rows on the threads   */
   /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
   HT_VARIANT_GPU_FIRST = 16,
   HT_VARIANT_GPU_FAST = HT_VARIANT_GPU_FIRST, /* ours: a warp per band of
@@ -292,6 +293,8 @@ typedef enum {
                      ht_params.mask_size (Bayer 1973): each pixel against
                      its own threshold, no error carried; any levels,
                      every plane on its own (core/ordered/)            */
+  HT_METHOD_THRESHOLD, /* each pixel to its nearest level, nothing
+                     carried, no pattern (core/ordered/)               */
 } ht_method;
 
 #define HT_MAX_PLANES 4
@@ -558,6 +561,7 @@ typedef enum {
 #define HT_ALGORITHM_PES 65
 #define HT_ALGORITHM_DBS 66
 #define HT_ALGORITHM_BAYER 67
+#define HT_ALGORITHM_THRESHOLD 68
 
 typedef struct {
   int value;          /* the enum value                                    */

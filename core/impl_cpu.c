@@ -39,5 +39,7 @@ const ht_impl ht_impls_cpu[] = {
   /* Ordered dithering: rows independent, any split gives the same bits. */
   { HT_VARIANT_BAYER_CPU, "bayer-cpu", N_("Ordered dither, Bayer matrix (CPU)"), HT_METHOD_BAYER, HT_BACKEND_CPU,
     HT_CAP_THREADS, ht_bayer_run },
+  { HT_VARIANT_THRESHOLD_CPU, "threshold-cpu", N_("Threshold, the nearest level (CPU)"), HT_METHOD_THRESHOLD,
+    HT_BACKEND_CPU, HT_CAP_THREADS, ht_threshold_run },
 };
 const int ht_impls_cpu_count = (int)(sizeof ht_impls_cpu / sizeof ht_impls_cpu[0]);

@@ -18,5 +18,7 @@ ht_status ht_ordered_run(ht_job *job, const ht_rows *rows, ht_ordered_row_fn fn,
 
 /* Bayer's matrix of side ht_params.mask_size (bayer.c). */
 ht_status ht_bayer_run(ht_job *job, const ht_rows *rows);
+/* Each pixel to its nearest level (threshold.c). */
+ht_status ht_threshold_run(ht_job *job, const ht_rows *rows);
 
 #endif

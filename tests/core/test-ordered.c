@@ -101,6 +101,41 @@ int main(void)
     const double share = (double)sum / (64 * 64), want = v / 255.0;
     CHECK(share > want - 1.0 / 256 - 1e-9 && share < want + 1.0 / 256 + 1e-9, "flat %d: %.4f white", v, share);
   }
+  /* threshold: the nearest level of each pixel alone (ties to the lower
+   * one), written here from the definition; 1 and 4 threads equal */
+  {
+    ht_context *ctx = ht_context_new();
+    ht_context_set_threads(ctx, 1);
+    for (int L = 2; L <= 256; L = L * 3 - 1) {
+      ht_params p;
+      ht_params_init(&p);
+      CHECK(ht_params_set_algorithm(&p, HT_ALGORITHM_THRESHOLD) == HT_OK, "threshold: no such algorithm");
+      p.levels = L;
+      p.color = HT_COLOR_PER_CHANNEL;
+      ht_image I = { w, h, (size_t)w * 3, 3, HT_FORMAT_U8, in };
+      ht_image O = { w, h, (size_t)w * 3, 3, HT_FORMAT_U8, out };
+      CHECK(ht_run(ctx, &I, &O, &p) == HT_OK, "threshold %d: %s", L, ht_context_message(ctx));
+      int bad = 0;
+      for (int i = 0; i < w * h * 3; i++) {
+        const long long v = (long long)in[i] * 257; /* the nearest q: |v - q ONE/(L-1)| least, ties down */
+        long long q = (2 * v * (L - 1) + 65534) / (2 * 65535);
+        const int want = (int)((q * 255 * 2 + (L - 1)) / (2 * (L - 1)));
+        bad += out[i] != want;
+      }
+      CHECK(bad == 0, "threshold, levels %d: %d samples differ from the reference", L, bad);
+      ht_context_set_threads(ctx, 4);
+      CHECK(ht_run(ctx, &I, &O, &p) == HT_OK, "threshold %d on 4 threads", L);
+      int bad4 = 0;
+      for (int i = 0; i < w * h * 3; i++) {
+        const long long v = (long long)in[i] * 257;
+        long long q = (2 * v * (L - 1) + 65534) / (2 * 65535);
+        bad4 += out[i] != (int)((q * 255 * 2 + (L - 1)) / (2 * (L - 1)));
+      }
+      CHECK(bad4 == 0, "threshold, levels %d, 4 threads: %d samples differ", L, bad4);
+      ht_context_set_threads(ctx, 1);
+    }
+    ht_context_free(ctx);
+  }
   /* what the description refuses */
   {
     ht_context *ctx = ht_context_new();
