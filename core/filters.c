@@ -3,7 +3,7 @@
  * new built-in filter is one row of `builtin` (and its label's
  * translations in po/). */
 #include "filter.h"
-#include "fixed.h"
+#include "shared/fixed.h"
 #include "job.h"
 
 #include <ctype.h>

@@ -3,7 +3,7 @@
  * probe of gpu-fast's step. HT_BENCH_TRACE adds a time-stamped run of
  * gpu-fast (fast.h's trace layout) and prints where the time goes. */
 #include "module_private.h"
-#include "../core/fixed.h"
+#include "../core/shared/fixed.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -13,7 +13,7 @@
  * streams so that one stripe's copy overlaps the other's kernel. Other
  * inputs come as planes made by the host (ht_cuda_color.in). */
 #include "module_private.h"
-#include "../core/color/pd_arith.h"
+#include "../core/shared/pd_arith.h"
 
 #include <cstdint>
 #include <cstring>

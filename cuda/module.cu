@@ -3,7 +3,7 @@
  * its one exported entry point. The work is in the files that
  * module_private.h lists. */
 #include "module_private.h"
-#include "../core/fixed.h"
+#include "../core/shared/fixed.h"
 
 #include <climits>
 #include <cstdint>

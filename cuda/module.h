@@ -103,8 +103,9 @@ typedef struct ht_cuda_search_s {
   /* In: the initial image where init_given (0 black, 1 white); out: the
    * result, written only when search returns HT_CUDA_OK. */
   uint8_t *b;
-  bool init_given;       /* false: random dither on the GPU from core/rng.h
-                            keyed by (seed, plane, x, y0 + y)               */
+  bool init_given;       /* false: random dither on the GPU from
+                            core/shared/rng.h keyed by (seed, plane, x,
+                            y0 + y)                                         */
   uint64_t seed;
   int plane;
   int64_t y0;
@@ -122,7 +123,7 @@ typedef struct ht_cuda_search_s {
 /* Plane-dependent colour error diffusion (core/color/, docs/color.md):
  * every plane of an image at once, bit for bit core/color/pd.c. The
  * planes come separated (CMYK already made from RGB) and leave as level
- * indices; weights and amount are the Q12 integers of core/color/pd_arith.h. */
+ * indices; weights and amount are the Q12 integers of core/shared/pd_arith.h. */
 typedef struct {
   int64_t width, height;
   int planes;                 /* 1..4                                  */

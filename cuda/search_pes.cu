@@ -8,7 +8,7 @@
  * only each r_k is computed differently: thread h of the 2^hb threads
  * takes the patterns of C(n, k) whose high hb bits are h and lists their
  * low bits in revolving-door order (two flips a step, Knuth's Algorithm
- * R: core/search/revolving_door.h), and the block takes the least
+ * R: core/shared/revolving_door.h), and the block takes the least
  * (error, value). That is r_k whatever the order of the list: for k other
  * than beta the least by error, then value; for k = beta the current
  * pattern unless some pattern is strictly better.
@@ -23,7 +23,7 @@
 #include "search_common.cuh"
 
 #define HT_RD_MAX_N (HT_SEARCH_WINDOW_MAX * HT_SEARCH_WINDOW_MAX)
-#include "../core/search/revolving_door.h"
+#include "../core/shared/revolving_door.h"
 
 #include <climits>
 

@@ -11,7 +11,7 @@
  * between launches. */
 #include "module_private.h"
 #include "search_common.cuh"
-#include "../core/fixed.h"
+#include "../core/shared/fixed.h"
 
 #include <algorithm>
 #include <climits>

@@ -3,7 +3,7 @@
  * implementations, one file each, and what they share. The design, and
  * why every implementation gives the same bits, is in docs/color.md.
  *
- *   pd_arith.h    the shared arithmetic (C and CUDA)
+ *   ../shared/pd_arith.h  the shared arithmetic (C and CUDA)
  *   pd.c          the sequential reference (serpentine too)
  *   pd_threads.c  the threaded k-delay scan of the rows
  *   pd_diagonal.c its fast kernel: bands of rows as SIMD lanes (AVX2)
@@ -13,7 +13,7 @@
 
 #include "../job.h"
 #include "../rows.h"
-#include "pd_arith.h"
+#include "../shared/pd_arith.h"
 
 #include <sched.h>
 #include <stdatomic.h>

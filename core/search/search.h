@@ -4,7 +4,7 @@
  * search (DBS, Analoui and Allebach), on the CPU.
  *
  * A plane being searched is an ht_sx: its output b (0 black, 1 white),
- * its error field e = a * HT_EYE_ONE - V*b' (core/eye.h) kept up to date
+ * its error field e = a * HT_EYE_ONE - V*b' (core/shared/eye.h) kept up to date
  * as pixels change, and the skip map. Each method is a *step*: what it
  * does at one window position (les.c, pes.c, dbs.c, compiled once for
  * each instruction set, kernel.h). The schedule (schedule.c) says in

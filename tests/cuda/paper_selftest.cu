@@ -1,6 +1,6 @@
 /* Self-test and timing of the paper's twelve GPU variants (Table V (2)-(4)),
  * standalone (no libhalftone): every variant against a CPU reference
- * that is core/diffusion/ed.c's loop written again over core/fixed.h, for built-in
+ * that is core/diffusion/ed.c's loop written again over core/shared/fixed.h, for built-in
  * and random filters, 2..256 levels, 8- and 16-bit input with padded
  * pitches, and shapes from 1x1 to very wide and very tall; then kernel
  * times for Floyd-Steinberg on 1K..16K squares, each also checked.
@@ -13,7 +13,7 @@
  * Exit status 0 when every comparison matched, 1 otherwise, 77 without a
  * GPU. */
 #include "paper.h"
-#include "fixed.h"
+#include "shared/fixed.h"
 
 #include <algorithm>
 #include <cstdint>
