@@ -379,7 +379,7 @@ ht_status ht_cuda_color_run(ht_cuda *c, ht_job *job)
   cc.amount = cj->amount;
   cc.seed = job->seed;
   /* 8-bit pixels cross as they are and are converted on the GPU
-   * (cuda/color_io.cu); other formats as planes made here. */
+   * (cuda/color/io.cu); other formats as planes made here. */
   const bool in8 = color_in8(cj), out8 = color_out8(cj);
   if (in8) {
     cc.in8 = cj->rows[0].in;

@@ -16,7 +16,7 @@ ht_status ht_cuda_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, ht_varian
 
 /* Runs plane-dependent colour error diffusion (job->color, all planes)
  * on the GPU: the planes are loaded (and separated) here, halftoned in
- * the module (cuda/color_pd.cu) and stored here. */
+ * the module (cuda/color/pd.cu) and stored here. */
 ht_status ht_cuda_color_run(ht_cuda *cuda, ht_job *job);
 
 /* Runs a search method over one plane in the module (cuda/module.h's

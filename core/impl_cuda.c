@@ -1,7 +1,8 @@
 /* The CUDA backend's implementations (impl.h): every row runs in the
  * module that cuda_loader.c opens; the names stay known (and refused with
  * "no usable GPU") where the module or a GPU is missing. Kasagi et al.
- * Table V names the paper's variants; gpu-fast is ours (cuda/fast.cu). */
+ * Table V names the paper's variants; gpu-fast is ours
+ * (cuda/diffusion/fast.cu). */
 #include "impl.h"
 #include "cuda_loader.h"
 #include "../cuda/module.h"
@@ -22,7 +23,7 @@ static ht_status run_pd(ht_job *job, const ht_rows *rows)
 
 /* ------------------------------------------------------- search methods */
 
-/* A plane of LES, PES or DBS in the module (cuda/search_run.cu): the
+/* A plane of LES, PES or DBS in the module (cuda/search/run.cu): the
  * input and, for the Floyd-Steinberg start, the initial image made here;
  * the random start, the error field and the rounds on the GPU; the
  * result stored as core/search/run.c stores it. */
@@ -103,7 +104,7 @@ const ht_impl ht_impls_cuda[] = {
   { HT_VARIANT_GPU_PB_PED_RC, "gpu-pb-ped-rc", N_("GPU: parallelogram blocks, PED, register caching"), ED, 0, run },
   { HT_VARIANT_GPU_PB_PEC, "gpu-pb-pec", N_("GPU: parallelogram blocks, PEC"), ED, 0, run },
   { HT_VARIANT_GPU_PB_PEC_RC, "gpu-pb-pec-rc", N_("GPU: parallelogram blocks, PEC, register caching"), ED, 0, run },
-  /* plane-dependent colour (cuda/color_pd.cu): the exact k-delay scan */
+  /* plane-dependent colour (cuda/color/pd.cu): the exact k-delay scan */
   { HT_VARIANT_GPU_PD, "gpu-pd", N_("GPU: plane-dependent colour, exact scan"), HT_METHOD_PLANE_DEPENDENT,
     HT_BACKEND_CUDA, 0, run_pd },
   /* The search methods: a thread block per q x q block of a group, its

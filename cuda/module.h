@@ -87,7 +87,7 @@ typedef struct {
   int32_t *carry_out;
 } ht_cuda_io;
 
-/* The search methods (core/search/, cuda/search_*.cu). */
+/* The search methods (core/search/, cuda/search/). */
 enum {
   HT_CUDA_SEARCH_LES = 0,
   HT_CUDA_SEARCH_PES,

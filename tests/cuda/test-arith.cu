@@ -5,9 +5,9 @@
  * C++ from the same headers, checked against the C core itself by
  * tests/core/test-arith.c; the eye table comes from the core (eye.c), as
  * the search kernels get it. Exits 77 where no GPU is usable. */
-#include "shared/eye.h"
-#include "shared/fixed.h"
-#include "shared/rng.h"
+#include "../../core/shared/eye.h"
+#include "../../core/shared/fixed.h"
+#include "../../core/shared/rng.h"
 
 #include <cuda_runtime.h>
 

@@ -1,4 +1,4 @@
-/* cuda/color_pd.cu: plane-dependent colour error diffusion on the GPU,
+/* cuda/color/pd.cu: plane-dependent colour error diffusion on the GPU,
  * exact (Zhang et al., Sec. 2.1, computed by the k-delay scan of Kasagi
  * et al. Sec. III instead of the paper's pinwheel blocks, which change
  * the result; docs/color.md proves the scan gives the sequential bits).
@@ -51,8 +51,8 @@
  * and (perturbed) weight (in 32 bits only where that is the same integer), so each sum is the sequential run's integer
  * whatever order the terms are added in. Timings and what bounds the
  * kernel: BENCHMARKS.md, "Plane-dependent colour". */
-#include "module_private.h"
-#include "../core/shared/pd_arith.h"
+#include "../module_private.h"
+#include "../../core/shared/pd_arith.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -609,7 +609,7 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
     say(msg, n, "GPU memory could not be cleared: %s", cudaGetErrorString(cudaGetLastError()));
     goto out;
   }
-  if ((r = pd_upload(c, din, pitch, plane, msg, n)) != HT_CUDA_OK) /* color_io.cu */
+  if ((r = pd_upload(c, din, pitch, plane, msg, n)) != HT_CUDA_OK) /* color/io.cu */
     goto out;
   a.in = din;
   a.out = dout;

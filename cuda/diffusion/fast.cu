@@ -1,4 +1,4 @@
-/* cuda/fast.cu: gpu-fast, our exact error diffusion kernel.
+/* cuda/diffusion/fast.cu: gpu-fast, our exact error diffusion kernel.
  *
  * The k-delay parallel scan of Kasagi et al. (Sec. III, "k-D PEC") with
  * the paper's warp-synchronous idea (Sec. V: the w threads of a warp run
@@ -29,7 +29,7 @@
  * filter does not have carry weight 0, and ht_fx_term(e, 0) == 0.
  */
 #include "fast.h"
-#include "../core/shared/fixed.h"
+#include "../../core/shared/fixed.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* cuda/search_pes.cu: partial exhaustive search (PES) on the GPU: Kouge,
+/* cuda/search/pes.cu: partial exhaustive search (PES) on the GPU: Kouge,
  * Ito, Nakano, Sec. IV-C (the LES kernel's shape with the search of
  * Sec. II-C: the best pattern r_k among the C(n, k) with k white pixels,
  * from k = beta, the window's own count, walking to the valley; lists in
@@ -20,10 +20,10 @@
  * (docs/search.md, "PES's bounds"). So a thread skips its block where
  * low_bound says that everything in it is above L, and r_k may then be
  * "none" (error LLONG_MAX) or another pattern of error > L. */
-#include "search_common.cuh"
+#include "common.cuh"
 
 #define HT_RD_MAX_N (HT_SEARCH_WINDOW_MAX * HT_SEARCH_WINDOW_MAX)
-#include "../core/shared/revolving_door.h"
+#include "../../core/shared/revolving_door.h"
 
 #include <climits>
 
