@@ -1,90 +1,26 @@
 /* The CUDA backend's implementations (impl.h): every row runs in the
- * module that cuda_loader.c opens; the names stay known (and refused with
- * "no usable GPU") where the module or a GPU is missing. Kasagi et al.
- * Table V names the paper's variants; gpu-fast is ours
- * (cuda/diffusion/fast.cu). */
+ * module that cuda_loader.c opens, through its family's host side
+ * (diffusion/gpu.c, color/gpu.c, search/gpu.c); the names stay known
+ * (and refused with "no usable GPU") where the module or a GPU is
+ * missing. Kasagi et al. Table V names the paper's variants; gpu-fast is
+ * ours (cuda/diffusion/fast.cu). */
 #include "impl.h"
-#include "cuda_loader.h"
-#include "../cuda/module.h"
 #include "diffusion/diffusion.h"
 #include "search/search.h"
-
-#include <stdlib.h>
-#include <string.h>
+#include "color/color.h"
 
 #define N_(text) text
 
-static ht_status run(ht_job *job, const ht_rows *rows) { return ht_cuda_run(job->cuda, job, rows, job->variant); }
+static ht_status run(ht_job *job, const ht_rows *rows)
+{
+  return ht_diffusion_gpu_run(job->cuda, job, rows, job->variant);
+}
 static ht_status run_pd(ht_job *job, const ht_rows *rows)
 {
   (void)rows; /* all planes are in job->color */
-  return ht_cuda_color_run(job->cuda, job);
+  return ht_color_gpu_run(job->cuda, job);
 }
-
-/* ------------------------------------------------------- search methods */
-
-/* A plane of LES, PES or DBS in the module (cuda/search/run.cu): the
- * input and, for the Floyd-Steinberg start, the initial image made here;
- * the random start, the error field and the rounds on the GPU; the
- * result stored as core/search/run.c stores it. */
-static ht_status run_search(ht_job *job, const ht_rows *rows)
-{
-  const int method = job->method == HT_METHOD_LES ? HT_CUDA_SEARCH_LES
-                     : job->method == HT_METHOD_PES ? HT_CUDA_SEARCH_PES
-                                                    : HT_CUDA_SEARCH_DBS;
-  const char *name = method == HT_CUDA_SEARCH_LES ? "les" : method == HT_CUDA_SEARCH_PES ? "pes" : "dbs";
-  const ht_status refused = ht_search_check_job(job, name);
-  if (refused != HT_OK)
-    return refused;
-  const int64_t w = rows->width, h = rows->height;
-  const size_t px = (size_t)w * (size_t)h;
-  uint16_t *a = ht_alloc_raw(job, px, sizeof *a);
-  uint8_t *b = ht_alloc_raw(job, px, 1);
-  int32_t *row = ht_alloc_raw(job, (size_t)w, sizeof *row);
-  ht_status st = HT_OK;
-  if (!a || !b || !row) {
-    st = HT_ERR_NO_MEMORY;
-    goto out;
-  }
-  for (int64_t y = 0; y < h; y++) {
-    rows->load(rows, y, 0, w, row);
-    for (int64_t x = 0; x < w; x++)
-      a[(size_t)y * (size_t)w + (size_t)x] = (uint16_t)row[x]; /* HT_FX values are 0..65535 */
-  }
-  if (job->init == HT_INIT_FLOYD_STEINBERG && (st = ht_search_fs_start(job, rows, b)) != HT_OK)
-    goto out;
-  ht_cuda_search s;
-  memset(&s, 0, sizeof s);
-  s.method = method;
-  s.width = w;
-  s.height = h;
-  s.a = a;
-  s.b = b;
-  s.init_given = job->init == HT_INIT_FLOYD_STEINBERG;
-  s.seed = job->seed;
-  s.plane = job->plane;
-  s.y0 = job->y0;
-  s.window = job->window;
-  s.radius = job->eye.radius;
-  s.eye = job->eye.w;
-  s.max_rounds = job->max_rounds;
-  st = ht_cuda_search_run(job->cuda, job, &s);
-  ht_job_note_rounds(job, s.rounds); /* --metrics' rounds, as run.c */
-  /* for the benchmark, as the CPU's run.c counts them */
-  atomic_store(&ht_sx_last_rounds, s.rounds);
-  atomic_store(&ht_sx_last_searched, s.searched);
-  atomic_store(&ht_sx_last_changed, s.changed);
-  if (st == HT_OK)
-    for (int64_t y = 0; y < h; y++)
-      rows->store(rows, y, 0, w, b + (size_t)y * (size_t)w);
-  else if (st == HT_ERR_CANCELLED)
-    ht_set_msg(job->msg, "cancelled");
-out:
-  free(a);
-  free(b);
-  free(row);
-  return st;
-}
+static ht_status run_search(ht_job *job, const ht_rows *rows) { return ht_search_gpu_run(job->cuda, job, rows); }
 
 #define ED HT_METHOD_ERROR_DIFFUSION, HT_BACKEND_CUDA
 const ht_impl ht_impls_cuda[] = {

@@ -1,11 +1,12 @@
 /* The search methods (docs/search.md): local exhaustive search (LES),
  * partial exhaustive search (PES) — Kouge, Ito, Nakano, "GPU-accelerated
  * Digital Halftoning by the Local Exhaustive Search" — and direct binary
- * search (DBS, Analoui and Allebach), on the CPU.
+ * search (DBS, Analoui and Allebach), on the CPU; gpu.c hands a plane
+ * to the CUDA module's (cuda/search/) instead.
  *
  * A plane being searched is an ht_sx: its output b (0 black, 1 white),
- * its error field e = a * HT_EYE_ONE - V*b' (core/shared/eye.h) kept up to date
- * as pixels change, and the skip map. Each method is a *step*: what it
+ * its error field e = a * HT_EYE_ONE - V*b' (core/shared/eye.h) kept up
+ * to date as pixels change, and the skip map. Each method is a *step*: what it
  * does at one window position (les.c, pes.c, dbs.c, compiled once for
  * each instruction set, kernel.h). The schedule (schedule.c) says in
  * which order the positions are visited and on which threads; field.c
@@ -13,7 +14,8 @@
  * region and its flip tables, the skip map); run.c ties them together.
  *
  * The files include job.h, rows.h, eye.h, rng.h, pool.h and the error
- * diffusion beside them (for the Floyd-Steinberg initial image), and
+ * diffusion beside them (for the Floyd-Steinberg initial image), gpu.c
+ * the loader (cuda_loader.h) and the module ABI (cuda/module.h), and
  * call nothing above them (docs/architecture.md). */
 #ifndef HT_SEARCH_H
 #define HT_SEARCH_H
@@ -27,9 +29,12 @@
 ht_status ht_les_run(ht_job *job, const ht_rows *rows); /* run.c */
 ht_status ht_pes_run(ht_job *job, const ht_rows *rows);
 ht_status ht_dbs_run(ht_job *job, const ht_rows *rows);
+/* The GPU table's (impl_cuda.c): a plane of the job's method on the GPU
+ * (cuda/search/) in the open module (gpu.c). */
+ht_status ht_search_gpu_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows);
 
 /* What every implementation of a search method (this CPU's and the
- * CUDA module's, core/impl_cuda.c) shares: the refusal of what no search
+ * CUDA module's, gpu.c) shares: the refusal of what no search
  * method does (levels other than 2, the serpentine scan), with `name`
  * in the message (run.c); and the Floyd-Steinberg initial image of a
  * plane, 0 or 1 a pixel into b, made by the wavefront on the job's
