@@ -113,6 +113,15 @@ static bool color_out8(const ht_color_job *cj)
   return true;
 }
 
+/* For tools/bench-color.sh, where HT_CUDA_COLOR_TIMES is set: the
+ * kernel's time alone, and the copies'. */
+static void print_times(const ht_cuda_color *cc, bool in8, bool out8)
+{
+  if (getenv("HT_CUDA_COLOR_TIMES"))
+    fprintf(stderr, "gpu-pd kernel: %.3f ms (up %.3f ms, down %.3f ms, pixels %s in, %s out)\n", cc->kernel_ms,
+            cc->upload_ms, cc->download_ms, in8 ? "8-bit" : "host planes", out8 ? "8-bit" : "host planes");
+}
+
 ht_status ht_color_gpu_run(ht_cuda *c, ht_job *job)
 {
   const ht_color_job *cj = job->color;
@@ -160,17 +169,10 @@ ht_status ht_color_gpu_run(ht_cuda *c, ht_job *job)
   cc.in = in;
   cc.out = out;
   char why[HT_MSG_MAX] = "";
-  int r = c->api->color_pd(c->dev, &job->filter, &cc, why, sizeof why);
-  switch (r) {
-  case HT_CUDA_OK: break;
-  case HT_CUDA_ERR_NO_MEMORY: ht_set_msg(job->msg, "GPU out of memory: %s", why); s = HT_ERR_NO_MEMORY; goto done;
-  case HT_CUDA_ERR_UNSUPPORTED: ht_set_msg(job->msg, "%s", why); s = HT_ERR_UNSUPPORTED; goto done;
-  case HT_CUDA_ERR_NO_GPU: ht_set_msg(job->msg, "%s", why); s = HT_ERR_NO_GPU; goto done;
-  default: ht_set_msg(job->msg, "%s", why[0] ? why : "GPU failure"); s = HT_ERR_GPU; goto done;
-  }
-  if (getenv("HT_CUDA_COLOR_TIMES")) /* tools/bench-color.sh: the kernel alone, and the copies */
-    fprintf(stderr, "gpu-pd kernel: %.3f ms (up %.3f ms, down %.3f ms, pixels %s in, %s out)\n", cc.kernel_ms,
-            cc.upload_ms, cc.download_ms, in8 ? "8-bit" : "host planes", out8 ? "8-bit" : "host planes");
+  s = ht_cuda_status(job, c->api->color_pd(c->dev, &job->filter, &cc, why, sizeof why), why);
+  if (s != HT_OK)
+    goto done;
+  print_times(&cc, in8, out8);
   if (!out8)
     color_parts(cj, NULL, out, true, job->threads);
   if (!ht_job_tick(job, h, h))
