@@ -42,9 +42,24 @@ enum {
   HT_CUDA_ERR_CANCELLED,
 };
 
-/* Variants: 0 is ours (gpu-fast), 1 + ht_gpu_paper_variant the paper's. */
+/* Variants of run: 0 is ours (gpu-fast), 1 + ht_gpu_paper_variant the
+ * paper's (cuda/diffusion/paper.h), each named here; module.cu asserts
+ * that the names follow paper.h. The core's rows name these numbers
+ * (core/impl_cuda.c), whatever order core/halftone.h's ht_variant has. */
 #define HT_CUDA_VARIANT_FAST 0
 #define HT_CUDA_VARIANT_PAPER_FIRST 1
+#define HT_CUDA_VARIANT_3D_PED 1 /* Kasagi et al. Table V (2) */
+#define HT_CUDA_VARIANT_2D_PED_ATOMIC 2
+#define HT_CUDA_VARIANT_2D_PED_DOUBLE 3
+#define HT_CUDA_VARIANT_2D_PEC 4
+#define HT_CUDA_VARIANT_3D_PED_PERM 5 /* (3) */
+#define HT_CUDA_VARIANT_2D_PED_ATOMIC_PERM 6
+#define HT_CUDA_VARIANT_2D_PED_DOUBLE_PERM 7
+#define HT_CUDA_VARIANT_2D_PEC_PERM 8
+#define HT_CUDA_VARIANT_PB_PED 9 /* (4) */
+#define HT_CUDA_VARIANT_PB_PED_RC 10
+#define HT_CUDA_VARIANT_PB_PEC 11
+#define HT_CUDA_VARIANT_PB_PEC_RC 12
 #define HT_CUDA_VARIANT_COUNT 13
 
 /* How the output of one plane leaves the module. */

@@ -18,7 +18,8 @@ ht_status ht_wavefront_run(ht_job *job, const ht_rows *rows); /* wavefront.c */
 ht_status ht_stream_run(ht_job *job, const ht_rows *rows);    /* stream.c    */
 
 /* gpu.c: a plane on the GPU (cuda/diffusion/) in the open module, as
- * GPU variant `variant`. */
-ht_status ht_diffusion_gpu_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, ht_variant variant);
+ * the module's variant `module_variant` (HT_CUDA_VARIANT_*, the row's,
+ * impl.h). */
+ht_status ht_diffusion_gpu_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, int module_variant);
 
 #endif

@@ -38,11 +38,11 @@ static bool bridge_tick(void *user, int64_t done, int64_t total)
   return ht_job_tick(b->job, done, total);
 }
 
-ht_status ht_diffusion_gpu_run(ht_cuda *c, ht_job *job, const ht_rows *rows, ht_variant variant)
+ht_status ht_diffusion_gpu_run(ht_cuda *c, ht_job *job, const ht_rows *rows, int module_variant)
 {
-  int v = variant == HT_VARIANT_AUTO ? HT_CUDA_VARIANT_FAST : (int)variant - HT_VARIANT_GPU_FIRST;
+  const int v = module_variant;
   if (v < 0 || v >= HT_CUDA_VARIANT_COUNT) {
-    ht_set_msg(job->msg, "unknown GPU variant %d", (int)variant);
+    ht_set_msg(job->msg, "unknown GPU variant %d", (int)job->variant);
     return HT_ERR_INVALID_ARGUMENT;
   }
   bridge b = { job, rows };

@@ -14,11 +14,13 @@
 /* The module's progress between groups, as the job's. */
 static bool job_tick(void *user, int64_t done, int64_t total) { return ht_job_tick(user, done, total); }
 
-ht_status ht_search_gpu_run(ht_cuda *c, ht_job *job, const ht_rows *rows)
+ht_status ht_search_gpu_run(ht_cuda *c, ht_job *job, const ht_rows *rows, int module_method)
 {
-  const int method = job->method == HT_METHOD_LES ? HT_CUDA_SEARCH_LES
-                     : job->method == HT_METHOD_PES ? HT_CUDA_SEARCH_PES
-                                                    : HT_CUDA_SEARCH_DBS;
+  const int method = module_method;
+  if (method < HT_CUDA_SEARCH_LES || method > HT_CUDA_SEARCH_DBS) {
+    ht_set_msg(job->msg, "unknown GPU search method %d (variant %d)", method, (int)job->variant);
+    return HT_ERR_INVALID_ARGUMENT;
+  }
   const char *name = method == HT_CUDA_SEARCH_LES ? "les" : method == HT_CUDA_SEARCH_PES ? "pes" : "dbs";
   const ht_status refused = ht_search_check_job(job, name);
   if (refused != HT_OK)

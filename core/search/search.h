@@ -29,9 +29,10 @@
 ht_status ht_les_run(ht_job *job, const ht_rows *rows); /* run.c */
 ht_status ht_pes_run(ht_job *job, const ht_rows *rows);
 ht_status ht_dbs_run(ht_job *job, const ht_rows *rows);
-/* The GPU table's (impl_cuda.c): a plane of the job's method on the GPU
- * (cuda/search/) in the open module (gpu.c). */
-ht_status ht_search_gpu_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows);
+/* The GPU table's (impl_cuda.c): a plane on the GPU (cuda/search/) in
+ * the open module (gpu.c), as the module's method `module_method`
+ * (HT_CUDA_SEARCH_*, the row's, impl.h). */
+ht_status ht_search_gpu_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, int module_method);
 
 /* What every implementation of a search method (this CPU's and the
  * CUDA module's, gpu.c) shares: the refusal of what no search
