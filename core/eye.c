@@ -1,5 +1,5 @@
 /* The eye model's table (eye.h), built the same on every machine. */
-#include "eye.h"
+#include "shared/eye.h"
 
 #include <string.h>
 

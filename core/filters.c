@@ -4,7 +4,7 @@
  * ht_filter_id (9 on; 8 is custom), and its label's translations in po/;
  * the lists and the tests take it from there. */
 #include "filter.h"
-#include "fixed.h"
+#include "shared/fixed.h"
 #include "job.h"
 
 #include <ctype.h>

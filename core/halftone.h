@@ -14,14 +14,14 @@
  *    error weights; every plane may have its own number of levels;
  *  - an *implementation* (ht_variant) computes a method on a backend;
  *    every implementation of a method gives the same bits;
- *  - a *seed* keys the counter-based generator (core/rng.h) for methods
- *    that draw random numbers, an *eye model* (core/eye.h) scores the
+ *  - a *seed* keys the counter-based generator (core/shared/rng.h) for methods
+ *    that draw random numbers, an *eye model* (core/shared/eye.h) scores the
  *    search methods, and *carried rows* (ht_run_band) let a tall plane
  *    be run as bands, on one machine or many, with the same result.
  *
  * The arithmetic every backend shares (fixed point, threshold, edges,
- * random numbers, the eye) is defined in core/fixed.h, core/rng.h and
- * core/eye.h and documented in docs/arithmetic.md.
+ * random numbers, the eye) is defined in core/shared/fixed.h, core/shared/rng.h and
+ * core/shared/eye.h and documented in docs/arithmetic.md.
  */
 #ifndef HALFTONE_H
 #define HALFTONE_H
@@ -127,7 +127,7 @@ typedef enum {
 
 /* One weight: the error of pixel (x, y) goes to (x + dx, y + dy) with
  * weight num / den. `q` is the weight in the library's fixed point (see
- * core/fixed.h); every backend uses `q`, never num/den. */
+ * core/shared/fixed.h); every backend uses `q`, never num/den. */
 typedef struct {
   int8_t dx, dy;
   int32_t num;
@@ -216,7 +216,7 @@ typedef enum {
   /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
   HT_VARIANT_GPU_FIRST = 16,
   HT_VARIANT_GPU_FAST = HT_VARIANT_GPU_FIRST, /* ours: a warp per band of
-                            32 rows, persistent kernel (cuda/fast.cu)   */
+                            32 rows, persistent kernel (cuda/diffusion/fast.cu)   */
   /* the paper's, Table V (2): global memory, as designed for the PRAM */
   HT_VARIANT_GPU_3D_PED,
   HT_VARIANT_GPU_2D_PED_ATOMIC,
@@ -233,12 +233,12 @@ typedef enum {
   HT_VARIANT_GPU_PB_PEC,
   HT_VARIANT_GPU_PB_PEC_RC,
   HT_VARIANT_GPU_END,
-  /* The search methods on the GPU (cuda/search_*.cu, Kouge et al. Sec.
+  /* The search methods on the GPU (cuda/search/, Kouge et al. Sec.
    * IV): the parallel schedule, bit for bit the CPU's */
   HT_VARIANT_LES_GPU = 32,
   HT_VARIANT_PES_GPU,
   HT_VARIANT_DBS_GPU,
-  /* GPU plane-dependent colour error diffusion (cuda/color_pd.cu): apart
+  /* GPU plane-dependent colour error diffusion (cuda/color/pd.cu): apart
    * from the error-diffusion range above, as it computes another method */
   HT_VARIANT_GPU_PD = 48,
 } ht_variant;
@@ -315,10 +315,10 @@ typedef struct {
 
 /* The eye model of the search methods and of the HVS metric: a Gaussian
  * of standard deviation `sigma` pixels over (2 radius + 1)^2 pixels, in
- * fixed point (core/eye.h). Kouge et al. use sigma 1, radius 3. */
+ * fixed point (core/shared/eye.h). Kouge et al. use sigma 1, radius 3. */
 typedef struct {
   double sigma;  /* 0.25 .. 4 */
-  int radius;    /* 1 .. HT_EYE_MAX_RADIUS (core/eye.h: 7) */
+  int radius;    /* 1 .. HT_EYE_MAX_RADIUS (core/shared/eye.h: 7) */
 } ht_eye_params;
 
 typedef enum {
@@ -331,7 +331,7 @@ typedef enum {
 typedef enum {
   HT_INIT_RANDOM = 0,       /* random dither: white with probability
                                a / 65536, from the generator of
-                               core/rng.h keyed by (seed, plane, x, y)
+                               core/shared/rng.h keyed by (seed, plane, x, y)
                                (Kouge et al., Sec. III, Step 1)          */
   HT_INIT_FLOYD_STEINBERG,  /* this library's Floyd-Steinberg error
                                diffusion (the default: it converges in
@@ -368,7 +368,7 @@ typedef struct {
                              per-channel mode, 2..256; 0 = `levels`      */
   ht_plane_weights plane_weights; /* default all zero                   */
   uint64_t seed;          /* keys the random numbers of methods that
-                             draw them (core/rng.h); default 0           */
+                             draw them (core/shared/rng.h); default 0           */
   ht_eye_params eye;      /* default sigma 1, radius 3                   */
   /* Fields below were added with the search methods; ht_params_init
    * sets them. Every value is checked whatever the method. */
@@ -776,7 +776,7 @@ HT_API ht_status ht_compute_metrics(const uint8_t *gray, size_t gray_stride,
                                     const uint8_t *result, size_t result_stride,
                                     int64_t width, int64_t height, ht_metrics *m);
 
-/* The search methods' error (Kouge et al., formulas 2-4; core/eye.h,
+/* The search methods' error (Kouge et al., formulas 2-4; core/shared/eye.h,
  * docs/search.md): the mean over the pixels of |a - V*b'| for the eye
  * model `eye` (NULL: sigma 1, radius 3), in 0..255 units. `gray` is the
  * input and `result` the halftone (0 and 255, or any 8-bit values),

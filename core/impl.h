@@ -1,11 +1,11 @@
 /* Implementations: one row per way of computing a method on a backend.
  *
  * Every backend keeps a table of rows {name, method, backend,
- * capabilities, run} (impl_cpu.c, impl_cuda.c). The dispatcher
- * (context.c) picks a row and checks its capabilities against the job in
- * one place (ht_impl_refuses); the name lists that the tools, the GEGL
- * operation and the GIMP dialog show are made from the same rows
- * (names.c). A new method or kernel is new files plus one row. */
+ * capabilities, run, module variant} (impl_cpu.c, impl_cuda.c). The
+ * dispatcher (context.c) picks a row and checks its capabilities against
+ * the job in one place (ht_impl_refuses); the name lists that the tools,
+ * the GEGL operation and the GIMP dialog show are made from the same
+ * rows (names.c). A new method or kernel is new files plus one row. */
 #ifndef HT_IMPL_H
 #define HT_IMPL_H
 
@@ -21,6 +21,9 @@ enum {
   HT_CAP_STREAM = 1u << 3,     /* streamed carried rows (ht_run_band_stream) */
 };
 
+/* module_variant of the rows that run no module code (the CPU's). */
+#define HT_IMPL_NO_MODULE (-1)
+
 typedef struct ht_impl ht_impl;
 struct ht_impl {
   ht_variant variant;
@@ -30,6 +33,14 @@ struct ht_impl {
   ht_backend backend; /* HT_BACKEND_CPU or HT_BACKEND_CUDA              */
   unsigned caps;
   ht_status (*run)(ht_job *job, const ht_rows *rows); /* job->variant is this row's */
+  /* The number the CUDA module knows the row by (cuda/module.h), passed
+   * to it as it is, never computed from `variant`: run's variant
+   * (HT_CUDA_VARIANT_*) for error diffusion, the search method
+   * (HT_CUDA_SEARCH_*) for LES, PES and DBS, 0 for gpu-pd (color_pd has
+   * one form). HT_IMPL_NO_MODULE on the CPU. tests/core/test-impls.c
+   * checks that no two rows share a number and that each is the
+   * module's. */
+  int module_variant;
 };
 
 /* The backends' tables, fastest first: a backend's default for a job is

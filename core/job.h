@@ -9,8 +9,8 @@
 #define HT_JOB_H
 
 #include "halftone.h"
-#include "eye.h"
-#include "fixed.h"
+#include "shared/eye.h"
+#include "shared/fixed.h"
 #include "pool.h"
 
 #include <stdatomic.h>

@@ -16,7 +16,7 @@ typedef struct {
 bool ht_level_table_init(ht_level_table *t, ht_job *job, int levels);
 void ht_level_table_free(ht_level_table *t);
 
-/* Rounds v (core/fixed.h rules), stores the level index, returns the error. */
+/* Rounds v (core/shared/fixed.h rules), stores the level index, returns the error. */
 static inline __attribute__((always_inline)) int32_t
 ht_level_round(const bool binary, const ht_level_table *t, int32_t v, uint8_t *lv)
 {

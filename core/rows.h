@@ -7,7 +7,7 @@
 #define HT_ROWS_H
 
 #include "halftone.h"
-#include "fixed.h"
+#include "shared/fixed.h"
 
 typedef struct ht_rows ht_rows;
 struct ht_rows {

@@ -3,7 +3,7 @@
  * its one exported entry point. The work is in the files that
  * module_private.h lists. */
 #include "module_private.h"
-#include "../core/fixed.h"
+#include "../core/shared/fixed.h"
 
 #include <climits>
 #include <cstdint>
@@ -12,6 +12,25 @@
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace htcuda {
+
+/* The variant numbers of module.h are 1 + paper.h's, as run_paper.cu and
+ * bench.cu take them. */
+#define HT_SAME_VARIANT(v) \
+  static_assert(HT_CUDA_VARIANT_##v == HT_CUDA_VARIANT_PAPER_FIRST + HT_GPU_PAPER_##v, "module.h: " #v)
+HT_SAME_VARIANT(3D_PED);
+HT_SAME_VARIANT(2D_PED_ATOMIC);
+HT_SAME_VARIANT(2D_PED_DOUBLE);
+HT_SAME_VARIANT(2D_PEC);
+HT_SAME_VARIANT(3D_PED_PERM);
+HT_SAME_VARIANT(2D_PED_ATOMIC_PERM);
+HT_SAME_VARIANT(2D_PED_DOUBLE_PERM);
+HT_SAME_VARIANT(2D_PEC_PERM);
+HT_SAME_VARIANT(PB_PED);
+HT_SAME_VARIANT(PB_PED_RC);
+HT_SAME_VARIANT(PB_PEC);
+HT_SAME_VARIANT(PB_PEC_RC);
+#undef HT_SAME_VARIANT
+static_assert(HT_CUDA_VARIANT_COUNT == HT_CUDA_VARIANT_PAPER_FIRST + HT_GPU_PAPER_COUNT, "module.h: the count");
 
 namespace {
 

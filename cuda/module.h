@@ -42,9 +42,24 @@ enum {
   HT_CUDA_ERR_CANCELLED,
 };
 
-/* Variants: 0 is ours (gpu-fast), 1 + ht_gpu_paper_variant the paper's. */
+/* Variants of run: 0 is ours (gpu-fast), 1 + ht_gpu_paper_variant the
+ * paper's (cuda/diffusion/paper.h), each named here; module.cu asserts
+ * that the names follow paper.h. The core's rows name these numbers
+ * (core/impl_cuda.c), whatever order core/halftone.h's ht_variant has. */
 #define HT_CUDA_VARIANT_FAST 0
 #define HT_CUDA_VARIANT_PAPER_FIRST 1
+#define HT_CUDA_VARIANT_3D_PED 1 /* Kasagi et al. Table V (2) */
+#define HT_CUDA_VARIANT_2D_PED_ATOMIC 2
+#define HT_CUDA_VARIANT_2D_PED_DOUBLE 3
+#define HT_CUDA_VARIANT_2D_PEC 4
+#define HT_CUDA_VARIANT_3D_PED_PERM 5 /* (3) */
+#define HT_CUDA_VARIANT_2D_PED_ATOMIC_PERM 6
+#define HT_CUDA_VARIANT_2D_PED_DOUBLE_PERM 7
+#define HT_CUDA_VARIANT_2D_PEC_PERM 8
+#define HT_CUDA_VARIANT_PB_PED 9 /* (4) */
+#define HT_CUDA_VARIANT_PB_PED_RC 10
+#define HT_CUDA_VARIANT_PB_PEC 11
+#define HT_CUDA_VARIANT_PB_PEC_RC 12
 #define HT_CUDA_VARIANT_COUNT 13
 
 /* How the output of one plane leaves the module. */
@@ -87,7 +102,7 @@ typedef struct {
   int32_t *carry_out;
 } ht_cuda_io;
 
-/* The search methods (core/search/, cuda/search_*.cu). */
+/* The search methods (core/search/, cuda/search/). */
 enum {
   HT_CUDA_SEARCH_LES = 0,
   HT_CUDA_SEARCH_PES,
@@ -103,8 +118,9 @@ typedef struct ht_cuda_search_s {
   /* In: the initial image where init_given (0 black, 1 white); out: the
    * result, written only when search returns HT_CUDA_OK. */
   uint8_t *b;
-  bool init_given;       /* false: random dither on the GPU from core/rng.h
-                            keyed by (seed, plane, x, y0 + y)               */
+  bool init_given;       /* false: random dither on the GPU from
+                            core/shared/rng.h keyed by (seed, plane, x,
+                            y0 + y)                                         */
   uint64_t seed;
   int plane;
   int64_t y0;
@@ -122,7 +138,7 @@ typedef struct ht_cuda_search_s {
 /* Plane-dependent colour error diffusion (core/color/, docs/color.md):
  * every plane of an image at once, bit for bit core/color/pd.c. The
  * planes come separated (CMYK already made from RGB) and leave as level
- * indices; weights and amount are the Q12 integers of core/color/pd_arith.h. */
+ * indices; weights and amount are the Q12 integers of core/shared/pd_arith.h. */
 typedef struct {
   int64_t width, height;
   int planes;                 /* 1..4                                  */
@@ -176,7 +192,7 @@ typedef struct ht_cuda_module_api {
   /* Pinned host memory: transfers from and to it skip the staging copy. */
   void *(*host_alloc)(void *dev, size_t bytes);
   void (*host_free)(void *dev, void *p);
-  /* Benchmark hooks (tools/bench_cuda.c). bench_kernel uploads `in`
+  /* Benchmark hooks (tools/bench/bench-cuda.c). bench_kernel uploads `in`
    * (8-bit, tightly packed) once, times `reps` runs of the kernel(s)
    * alone with device events, writes the median to *ms and the level
    * indices of the last run to `levels_out`. */

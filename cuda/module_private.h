@@ -1,24 +1,28 @@
 /* cuda/module_private.h: what the module's files share, inside the
  * module only (nothing here crosses the ABI of module.h).
  *
- *   device.cu    the open device, its cached buffers and how they grow
- *   pipeline.cu  a plane's rows between the caller and the device
- *   run_fast.cu  gpu-fast: one persistent kernel over stripes and chunks
- *   run_paper.cu the paper's variants: the whole plane, then converted
- *   bench.cu     the benchmark hooks of tools/bench_cuda.c
- *   color_pd.cu  gpu-pd: plane-dependent colour, the scan
- *   color_io.cu  gpu-pd's pixels up and down, converted on the GPU
- *   search_run.cu the search methods LES, PES, DBS over a plane (kernels:
- *                search_les.cu, search_pes.cu, search_dbs.cu, search_field.cu,
- *                search_common.cuh)
- *   module.cu    argument checks, the ABI table and its entry point
+ *   device.cu              the open device, its cached buffers and how
+ *                          they grow
+ *   pipeline.cu            a plane's rows between the caller and the device
+ *   diffusion/run_fast.cu  gpu-fast: one persistent kernel over stripes
+ *                          and chunks (kernel: diffusion/fast.cu)
+ *   diffusion/run_paper.cu the paper's variants: the whole plane, then
+ *                          converted (kernels: diffusion/paper_*.cu)
+ *   diffusion/bench.cu     the benchmark hooks of tools/bench/bench-cuda.c
+ *   search/run.cu          the search methods LES, PES, DBS over a plane
+ *                          (kernels: search/les.cu, search/pes.cu,
+ *                          search/dbs.cu, search/field.cu, search/common.cuh)
+ *   color/pd.cu            gpu-pd: plane-dependent colour, the scan
+ *   color/io.cu            gpu-pd's pixels up and down, converted on the GPU
+ *   module.cu              argument checks, the ABI table and its entry
+ *                          point
  */
 #ifndef HT_CUDA_MODULE_PRIVATE_H
 #define HT_CUDA_MODULE_PRIVATE_H
 
 #include "module.h"
-#include "fast.h"
-#include "paper.h"
+#include "diffusion/fast.h"
+#include "diffusion/paper.h"
 
 #include <cuda_runtime.h>
 #include <cstddef>
@@ -122,7 +126,7 @@ void store_rows(dev *d, const plane &pl, int64_t y, int n, int slot);
 /* Lets a kernel that waits for stripes run to its end, then drains. */
 void release_kernel(dev *d);
 
-/* --------------------------------------------- run_fast.cu, run_paper.cu */
+/* --------------------------- diffusion/run_fast.cu, diffusion/run_paper.cu */
 
 int run_fast(dev *d, const ht_filter *f, int levels, const ht_cuda_io *io, char *msg, size_t msg_size);
 int run_paper(dev *d, int variant, const ht_filter *f, int levels, const ht_cuda_io *io, char *msg,
@@ -132,18 +136,18 @@ int run_paper(dev *d, int variant, const ht_filter *f, int levels, const ht_cuda
 bool arm_fault(dev *d, ctx_err &ce, int **fault_dev);
 bool faulted(dev *d, ctx_err &ce);
 
-/* --------------------------------------------------- search_run.cu */
+/* --------------------------------------------------- search/run.cu */
 
 int m_search(void *p, ht_cuda_search *s, char *msg, size_t n);
-/* color_pd.cu: plane-dependent colour error diffusion */
+/* color/pd.cu: plane-dependent colour error diffusion */
 int color_pd(dev *d, const ht_filter *f, ht_cuda_color *c, char *msg, size_t n);
 int m_color_pd(void *p, const ht_filter *f, ht_cuda_color *c, char *msg, size_t n);
-/* color_io.cu: gpu-pd's planes up (din: `plane` values apart, rows `pitch`
+/* color/io.cu: gpu-pd's planes up (din: `plane` values apart, rows `pitch`
  * apart) and level indices down, from and to the caller's buffers */
 int pd_upload(ht_cuda_color *c, uint16_t *din, size_t pitch, size_t plane, char *msg, size_t n);
 int pd_download(ht_cuda_color *c, const uint8_t *dout, size_t pitch, size_t plane, char *msg, size_t n);
 
-/* ------------------------------------------------------- bench.cu */
+/* --------------------------------------------- diffusion/bench.cu */
 
 int m_bench_kernel(void *p, int variant, const ht_filter *f, int levels, const uint8_t *in, int W, int H,
                    int reps, uint8_t *levels_out, double *ms, char *msg, size_t n);

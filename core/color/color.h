@@ -3,17 +3,20 @@
  * implementations, one file each, and what they share. The design, and
  * why every implementation gives the same bits, is in docs/color.md.
  *
- *   pd_arith.h    the shared arithmetic (C and CUDA)
- *   pd.c          the sequential reference (serpentine too)
- *   pd_threads.c  the threaded k-delay scan of the rows
- *   pd_diagonal.c its fast kernel: bands of rows as SIMD lanes (AVX2)
+ *   ../shared/pd_arith.h  the shared arithmetic (C and CUDA)
+ *   pd.c                  the sequential reference (serpentine too)
+ *   pd_threads.c          the threaded k-delay scan of the rows
+ *   pd_diagonal.c         its fast kernel: bands of rows as SIMD lanes
+ *                         (AVX2)
+ *   gpu.c                 gpu-pd's host side: the planes to and from the
+ *                         CUDA module (cuda/color/)
  */
 #ifndef HT_COLOR_H
 #define HT_COLOR_H
 
 #include "../job.h"
 #include "../rows.h"
-#include "pd_arith.h"
+#include "../shared/pd_arith.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -72,6 +75,9 @@ static inline bool ht_pd_wait(const ht_job *job, _Atomic uint64_t *v, uint64_t w
 
 ht_status ht_pd_run(ht_job *job, const ht_rows *rows);         /* pd.c         */
 ht_status ht_pd_threads_run(ht_job *job, const ht_rows *rows); /* pd_threads.c */
+/* gpu.c: every plane of job->color on the GPU (cuda/color/) in the open
+ * module. */
+ht_status ht_color_gpu_run(ht_cuda *cuda, ht_job *job);
 
 /* pd_diagonal.c: the fast kernel's run for T threads, or NULL where it
  * does not take the job (or memory failed: job->msg says so); thread

@@ -115,7 +115,7 @@ static inline int32_t *set_of(const ht_pdd *S, int64_t b) { return S->sets + (si
 
 /* Nearest level of v (per lane) for L levels (not 2), its index to *q and
  * the error returned: q = 0 for v <= 0, else min(L - 1, floor((2 v (L - 1)
- * + 65534) / 131070)) (core/fixed.h); the quotient in double, of n + 1/2
+ * + 65534) / 131070)) (core/shared/fixed.h); the quotient in double, of n + 1/2
  * (never a whole multiple, so truncation is the floor of the exact one).
  * Where v is so large that 2 v (L - 1) wraps, q is still a level and the
  * error at least BIG: the run is done again. */

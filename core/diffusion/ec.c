@@ -14,7 +14,7 @@
 
 /* Zero columns either side of every stored row: sources left of column 0
  * or right of column w-1 read 0, and ht_fx_term(0, q) == 0, which is the
- * "error leaving the image is dropped" rule of core/fixed.h. */
+ * "error leaving the image is dropped" rule of core/shared/fixed.h. */
 #define EC_PAD (HT_FILTER_MAX_LEFT > HT_FILTER_MAX_RIGHT ? HT_FILTER_MAX_LEFT : HT_FILTER_MAX_RIGHT)
 
 ht_status ht_ec_run(ht_job *job, const ht_rows *rows)

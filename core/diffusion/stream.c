@@ -18,7 +18,7 @@
  * to a column range, so after it `ready` passes those columns of the
  * carried-out rows on.
  *
- * The arithmetic is core/fixed.h's, terms summed per pixel as in ec.c
+ * The arithmetic is core/shared/fixed.h's, terms summed per pixel as in ec.c
  * (integer sums do not depend on order), with the filter as the dense
  * weight box of footprint.h and the footprint a compile-time constant,
  * so the bits are those of every other variant. As a plain variant

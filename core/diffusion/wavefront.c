@@ -18,7 +18,7 @@
  *    Sierra Lite) with binary output, where the CPU has AVX2: one SIMD
  *    lane per row, bands of up to 32 rows, which change threads between
  *    blocks (wavefront_diagonal_sched.c).
- * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
+ * Every term is ht_fx_term of core/shared/fixed.h, summed as integers, so the
  * output equals ed.c bit for bit whatever the order, band heights and
  * threads.
  *

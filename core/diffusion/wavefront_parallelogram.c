@@ -29,7 +29,7 @@
  *    columns at a time, so what a thread touches stays in its core's
  *    caches whatever the width. Only the band's last D rows, which the
  *    next band reads, are whole rows, in the ring of sets (wavefront.c).
- * Every term is ht_fx_term of core/fixed.h, summed as integers, so the
+ * Every term is ht_fx_term of core/shared/fixed.h, summed as integers, so the
  * output equals ed.c bit for bit whatever the order. */
 #include <stdlib.h>
 #include <string.h>

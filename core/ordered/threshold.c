@@ -1,7 +1,7 @@
 /* Plain thresholding: each pixel to its nearest level, no error carried
  * and no pattern: the baseline a halftone is compared with, and what
  * line art wants. The nearest level is the quantiser error diffusion
- * applies to a pixel and its collected error (core/fixed.h), here to
+ * applies to a pixel and its collected error (core/shared/fixed.h), here to
  * the pixel alone, so a flat area at a level's value stays at it. */
 #include "ordered.h"
 

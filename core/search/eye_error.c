@@ -1,5 +1,5 @@
 /* ht_compute_eye_error (halftone.h): the error that the search methods
- * minimise, Kouge et al. formulas 2-4 with core/eye.h's integer eye and
+ * minimise, Kouge et al. formulas 2-4 with core/shared/eye.h's integer eye and
  * border rule, as a mean per pixel in 0..255 units. The paper's Table II
  * reports this figure ("average error").
  *

@@ -1,5 +1,5 @@
 /* The books of a plane being searched (search.h): the initial image, the
- * error field e = a * HT_EYE_ONE - V*b' (core/eye.h, Kouge et al.
+ * error field e = a * HT_EYE_ONE - V*b' (core/shared/eye.h, Kouge et al.
  * formulas 2 and 3) and its upkeep, a window's region and flip tables.
  *
  * The field is made once, from the input and the initial image, and
@@ -10,7 +10,7 @@
  * the image see the input there (eye.h's border rule), which no flip
  * changes, so they enter only the initial field. */
 #include "search.h"
-#include "rng.h"
+#include "../shared/rng.h"
 #include "diffusion/diffusion.h"
 
 #include <stdlib.h>

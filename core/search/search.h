@@ -1,11 +1,12 @@
 /* The search methods (docs/search.md): local exhaustive search (LES),
  * partial exhaustive search (PES) — Kouge, Ito, Nakano, "GPU-accelerated
  * Digital Halftoning by the Local Exhaustive Search" — and direct binary
- * search (DBS, Analoui and Allebach), on the CPU.
+ * search (DBS, Analoui and Allebach), on the CPU; gpu.c hands a plane
+ * to the CUDA module's (cuda/search/) instead.
  *
  * A plane being searched is an ht_sx: its output b (0 black, 1 white),
- * its error field e = a * HT_EYE_ONE - V*b' (core/eye.h) kept up to date
- * as pixels change, and the skip map. Each method is a *step*: what it
+ * its error field e = a * HT_EYE_ONE - V*b' (core/shared/eye.h) kept up
+ * to date as pixels change, and the skip map. Each method is a *step*: what it
  * does at one window position (les.c, pes.c, dbs.c, compiled once for
  * each instruction set, kernel.h). The schedule (schedule.c) says in
  * which order the positions are visited and on which threads; field.c
@@ -13,7 +14,8 @@
  * region and its flip tables, the skip map); run.c ties them together.
  *
  * The files include job.h, rows.h, eye.h, rng.h, pool.h and the error
- * diffusion beside them (for the Floyd-Steinberg initial image), and
+ * diffusion beside them (for the Floyd-Steinberg initial image), gpu.c
+ * the loader (cuda_loader.h) and the module ABI (cuda/module.h), and
  * call nothing above them (docs/architecture.md). */
 #ifndef HT_SEARCH_H
 #define HT_SEARCH_H
@@ -27,9 +29,13 @@
 ht_status ht_les_run(ht_job *job, const ht_rows *rows); /* run.c */
 ht_status ht_pes_run(ht_job *job, const ht_rows *rows);
 ht_status ht_dbs_run(ht_job *job, const ht_rows *rows);
+/* The GPU table's (impl_cuda.c): a plane on the GPU (cuda/search/) in
+ * the open module (gpu.c), as the module's method `module_method`
+ * (HT_CUDA_SEARCH_*, the row's, impl.h). */
+ht_status ht_search_gpu_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, int module_method);
 
 /* What every implementation of a search method (this CPU's and the
- * CUDA module's, core/impl_cuda.c) shares: the refusal of what no search
+ * CUDA module's, gpu.c) shares: the refusal of what no search
  * method does (levels other than 2, the serpentine scan), with `name`
  * in the message (run.c); and the Floyd-Steinberg initial image of a
  * plane, 0 or 1 a pixel into b, made by the wavefront on the job's
@@ -179,7 +185,7 @@ static inline size_t ht_pes_work(const ht_sx *s)
 }
 
 /* What the last run of the process did, for the benchmark
- * (tools/bench_search.c): rounds, windows searched, windows changed. */
+ * (tools/bench/bench-search-gpu.c): rounds, windows searched, windows changed. */
 extern atomic_llong ht_sx_last_rounds, ht_sx_last_searched, ht_sx_last_changed;
 
 /* For tests: the instruction set the steps use, 0 = the best the CPU

@@ -1,5 +1,5 @@
 /* The shared arithmetic headers that CPU and GPU code compute alike:
- * core/rng.h (Philox4x32-10 keyed by seed, plane, x, y) and core/eye.h
+ * core/shared/rng.h (Philox4x32-10 keyed by seed, plane, x, y) and core/shared/eye.h
  * (the fixed-point Gaussian eye model). Checked against the published
  * known answers, against independent implementations written here, and
  * against golden values produced by running the code (a change of them
@@ -8,8 +8,8 @@
  * usage: test-arith [rng|eye] */
 #include "ht-test.h"
 
-#include "eye.h"
-#include "rng.h"
+#include "shared/eye.h"
+#include "shared/rng.h"
 
 #include <math.h>
 
@@ -17,7 +17,7 @@
 
 /* Philox4x32-10 once more, written from the paper's description with the
  * whole key schedule made first and the multiplies split into 16-bit
- * halves, so that it shares no code path with core/rng.h. */
+ * halves, so that it shares no code path with core/shared/rng.h. */
 static void philox_independent(const uint32_t in[4], uint32_t k0, uint32_t k1, uint32_t out[4])
 {
   uint32_t keys[10][2];

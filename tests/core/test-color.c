@@ -29,7 +29,7 @@
  * usage: test-color [reference|threads|fast|per-channel|randomize|mean|golden|errors] */
 #include "ht-test.h"
 
-#include "rng.h"
+#include "shared/rng.h"
 
 #include <math.h>
 

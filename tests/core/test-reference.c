@@ -1,6 +1,6 @@
 /* The library against things it cannot influence:
  *  - an independent error diffusion written here (a full 2-D array, the
- *    rules of core/fixed.h re-derived from docs/arithmetic.md with plain
+ *    rules of core/shared/fixed.h re-derived from docs/arithmetic.md with plain
  *    integer division instead of the library's shifts and tables), raster
  *    and serpentine, on tiny images;
  *  - tone preservation on flat grays;

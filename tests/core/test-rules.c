@@ -11,14 +11,14 @@
  *             what the syntax cannot hold is refused, not written;
  *   rounding  the rounding rule for L levels as docs/arithmetic.md states
  *             it (count the exact midpoints below the value), computed
- *             here from that statement, equals core/fixed.h's
+ *             here from that statement, equals core/shared/fixed.h's
  *             ht_fx_quantize for every L in 2..256 and every value the
  *             diffusion can produce, negative and above full scale too.
  */
 #include "ht-test.h"
 #include "ht-filter-compare.h"
 
-#include "fixed.h"
+#include "shared/fixed.h"
 
 /* ------------------------------------------------------------ strides */
 

@@ -18,9 +18,9 @@
  *  metric     ht_compute_eye_error against this file's own sum.
  */
 #include "ht-test.h"
-#include "eye.h"
-#include "search/revolving_door.h"
-#include "rng.h"
+#include "shared/eye.h"
+#include "shared/revolving_door.h"
+#include "shared/rng.h"
 #include "search/search.h"
 
 #include <signal.h>

@@ -1,19 +1,21 @@
 /* Self-test and timing of the paper's twelve GPU variants (Table V (2)-(4)),
  * standalone (no libhalftone): every variant against a CPU reference
- * that is core/diffusion/ed.c's loop written again over core/fixed.h, for built-in
- * and random filters, 2..256 levels, 8- and 16-bit input with padded
- * pitches, and shapes from 1x1 to very wide and very tall; then kernel
- * times for Floyd-Steinberg on 1K..16K squares, each also checked.
+ * that is core/diffusion/ed.c's loop written again over
+ * core/shared/fixed.h, for built-in and random filters, 2..256 levels,
+ * 8- and 16-bit input with padded pitches, and shapes from 1x1 to very
+ * wide and very tall; then kernel times for Floyd-Steinberg on 1K..16K
+ * squares, each also checked.
  *
  * Built and run by the cuda suite (test cuda-paper-selftest, --quick
  * --no-bench); by hand:
- *   nvcc -std=c++17 -O3 -arch=sm_90 -I cuda -I core tests/cuda/paper_selftest.cu \
- *        cuda/paper_global.cu cuda/paper_parallelogram.cu -o paper_selftest
+ *   nvcc -std=c++17 -O3 -arch=sm_90 tests/cuda/paper_selftest.cu \
+ *        cuda/diffusion/paper_global.cu cuda/diffusion/paper_parallelogram.cu \
+ *        -o paper_selftest
  *   ./paper_selftest [--quick] [--no-bench] [--no-exact] [--only VARIANT]... [--max-side N]
  * Exit status 0 when every comparison matched, 1 otherwise, 77 without a
  * GPU. */
-#include "paper.h"
-#include "fixed.h"
+#include "../../cuda/diffusion/paper.h"
+#include "../../core/shared/fixed.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,13 +1,13 @@
 /* The shared arithmetic headers compiled by nvcc and run on the GPU give
- * what the C core computes: core/fixed.h (terms, levels, rounding),
- * core/rng.h (Philox4x32-10 keyed by seed, plane, x, y) and core/eye.h
+ * what the C core computes: core/shared/fixed.h (terms, levels, rounding),
+ * core/shared/rng.h (Philox4x32-10 keyed by seed, plane, x, y) and core/shared/eye.h
  * (the projected error of the eye model). The host side here is plain
  * C++ from the same headers, checked against the C core itself by
  * tests/core/test-arith.c; the eye table comes from the core (eye.c), as
  * the search kernels get it. Exits 77 where no GPU is usable. */
-#include "eye.h"
-#include "fixed.h"
-#include "rng.h"
+#include "../../core/shared/eye.h"
+#include "../../core/shared/fixed.h"
+#include "../../core/shared/rng.h"
 
 #include <cuda_runtime.h>
 

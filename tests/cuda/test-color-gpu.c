@@ -1,5 +1,5 @@
 /* Plane-dependent colour error diffusion on the GPU (variant gpu-pd,
- * cuda/color_pd.cu) against the CPU's sequential reference (pd,
+ * cuda/color/pd.cu) against the CPU's sequential reference (pd,
  * core/color/pd.c, itself tested against an independent reference in
  * tests/core/test-color.c): the same bits for
  * RGB and CMYK, levels 2/3/16, several filters, weights 0/0.2/0.5,

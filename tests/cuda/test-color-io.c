@@ -1,4 +1,4 @@
-/* gpu-pd's data path (cuda/color_io.cu, core/cuda_loader.c): 8-bit
+/* gpu-pd's data path (cuda/color/io.cu, core/color/gpu.c): 8-bit
  * interleaved pixels cross as they are and are unpacked (cmyk: separated)
  * and packed on the GPU; other formats cross as planes the core makes.
  * Every combination gives the CPU reference's bytes (pd-threads, itself

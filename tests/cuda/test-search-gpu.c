@@ -1,5 +1,5 @@
-/* The search methods on the GPU (les-gpu, pes-gpu, dbs-gpu, cuda/
- * search_*.cu) against the CPU (core/search/), by parts:
+/* The search methods on the GPU (les-gpu, pes-gpu, dbs-gpu, cuda/search/)
+ * against the CPU (core/search/), by parts:
  *
  *  les, pes, dbs  for many shapes (1x1, 1xN, Nx1, primes, widths not a
  *                 multiple of 32, images smaller than one block, a photo),

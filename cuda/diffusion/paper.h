@@ -1,12 +1,12 @@
-/* cuda/paper.h: the paper's GPU variants (Kasagi et al. Table V (2)-(4);
- * paper_global.cu, paper_parallelogram.cu), called by run_paper.cu,
- * bench.cu and tests/cuda/paper_selftest.cu. */
+/* cuda/diffusion/paper.h: the paper's GPU variants (Kasagi et al. Table
+ * V (2)-(4); paper_global.cu, paper_parallelogram.cu), called by
+ * run_paper.cu, bench.cu and tests/cuda/paper_selftest.cu. */
 #ifndef HT_CUDA_PAPER_H
 #define HT_CUDA_PAPER_H
 
 #include <stddef.h>
 #include <cuda_runtime.h>
-#include "../core/halftone.h"
+#include "../module.h"
 
 typedef enum {
   /* Table V (2): global memory, as designed for the PRAM */

@@ -1,4 +1,4 @@
-/* cuda/search_les.cu: local exhaustive search (LES) on the GPU: Kouge,
+/* cuda/search/les.cu: local exhaustive search (LES) on the GPU: Kouge,
  * Ito, Nakano, Sec. IV-B (a thread block per q x q block of a group, its
  * windows in raster order, the patterns of a window split over the
  * threads and reduced) over Sec. II-B's search (formula 6) and Sec. III's
@@ -14,7 +14,7 @@
  * read as broadcasts). Each thread keeps its least negative (error,
  * value) and the block takes the least; as every sum is exact, the order
  * of the visit does not matter. */
-#include "search_common.cuh"
+#include "common.cuh"
 
 namespace htcuda {
 

@@ -1,4 +1,4 @@
-/* cuda/color_pd.cu: plane-dependent colour error diffusion on the GPU,
+/* cuda/color/pd.cu: plane-dependent colour error diffusion on the GPU,
  * exact (Zhang et al., Sec. 2.1, computed by the k-delay scan of Kasagi
  * et al. Sec. III instead of the paper's pinwheel blocks, which change
  * the result; docs/color.md proves the scan gives the sequential bits).
@@ -47,12 +47,12 @@
  *    or not (no Philox draw when the amount is 0), and for all planes
  *    binary (no branch in a step, so the compiler schedules the planes'
  *    and steps' independent work together).
- * Every term is core/color/pd_arith.h's ht_pd_term of the source pixel's error
+ * Every term is core/shared/pd_arith.h's ht_pd_term of the source pixel's error
  * and (perturbed) weight (in 32 bits only where that is the same integer), so each sum is the sequential run's integer
  * whatever order the terms are added in. Timings and what bounds the
  * kernel: BENCHMARKS.md, "Plane-dependent colour". */
-#include "module_private.h"
-#include "../core/color/pd_arith.h"
+#include "../module_private.h"
+#include "../../core/shared/pd_arith.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -384,7 +384,7 @@ __global__ void __launch_bounds__(32) pd_kernel(const pd_params a)
               for (int dx = dy == 0 ? 1 : -L; dx <= R; dx++) {
                 int32_t q = a.q[dy][dx + 4];
                 if (RAND) {
-                  /* core/color/pd_arith.h's ht_pd_perturb, for this position */
+                  /* core/shared/pd_arith.h's ht_pd_perturb, for this position */
                   const int k = a.rk[dy][dx + 4];
                   const uint32_t w0 = pick4(r0, (k % 8) / 2), w1 = pick4(r1, (k % 8) / 2);
                   const uint32_t word = k >= 8 ? w1 : w0;
@@ -609,7 +609,7 @@ int color_pd(dev *d, const ht_filter *flt, ht_cuda_color *c, char *msg, size_t n
     say(msg, n, "GPU memory could not be cleared: %s", cudaGetErrorString(cudaGetLastError()));
     goto out;
   }
-  if ((r = pd_upload(c, din, pitch, plane, msg, n)) != HT_CUDA_OK) /* color_io.cu */
+  if ((r = pd_upload(c, din, pitch, plane, msg, n)) != HT_CUDA_OK) /* color/io.cu */
     goto out;
   a.in = din;
   a.out = dout;

@@ -8,8 +8,8 @@
 #ifndef HT_COLOR_PD_ARITH_H
 #define HT_COLOR_PD_ARITH_H
 
-#include "../fixed.h"
-#include "../rng.h"
+#include "fixed.h"
+#include "rng.h"
 
 #define HT_PD_MAX_PLANES 4
 
@@ -69,7 +69,7 @@ HT_FX_INLINE void ht_pd_cmyk(int32_t r, int32_t g, int32_t b, int32_t black, int
   out[3] = k;
 }
 
-/* Nearest level (core/fixed.h's rule) of v for `levels` levels: the index,
+/* Nearest level (core/shared/fixed.h's rule) of v for `levels` levels: the index,
  * and the error v - level value through *e. */
 HT_FX_INLINE int32_t ht_pd_round(int32_t v, int32_t levels, int32_t *e)
 {

@@ -6,7 +6,7 @@
  * flips. The order is that of the recursive definition
  *   R(n, t) = R(n - 1, t), then R(n - 1, t - 1) reversed, each with n - 1,
  * which tests/core/test-search.c checks, with the two-position rule.
- * Header only, for the C tests and the CUDA PES kernel (cuda/search_pes.cu),
+ * Header only, for the C tests and the CUDA PES kernel (cuda/search/pes.cu),
  * which sets HT_RD_MAX_N to its largest window. */
 #ifndef HT_SEARCH_REVOLVING_DOOR_H
 #define HT_SEARCH_REVOLVING_DOOR_H

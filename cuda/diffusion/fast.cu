@@ -1,4 +1,4 @@
-/* cuda/fast.cu: gpu-fast, our exact error diffusion kernel.
+/* cuda/diffusion/fast.cu: gpu-fast, our exact error diffusion kernel.
  *
  * The k-delay parallel scan of Kasagi et al. (Sec. III, "k-D PEC") with
  * the paper's warp-synchronous idea (Sec. V: the w threads of a warp run
@@ -24,12 +24,12 @@
  *    time with 16-byte accesses; a lane reads the 32 samples of a chunk
  *    as words once, realigned by funnel shifts, so nothing but registers
  *    and shuffles sits between two steps.
- * Pixel arithmetic is core/fixed.h only, so the result equals core/diffusion/ed.c.
+ * Pixel arithmetic is core/shared/fixed.h only, so the result equals core/diffusion/ed.c.
  * Filters are run in a few "boxes" (K, D, L, R); taps of the box that the
  * filter does not have carry weight 0, and ht_fx_term(e, 0) == 0.
  */
 #include "fast.h"
-#include "../core/fixed.h"
+#include "../../core/shared/fixed.h"
 
 #include <stdlib.h>
 #include <string.h>

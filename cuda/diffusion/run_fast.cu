@@ -1,4 +1,5 @@
-/* cuda/run_fast.cu: gpu-fast over one plane (module.h's run, variant 0).
+/* cuda/diffusion/run_fast.cu: gpu-fast over one plane (module.h's run,
+ * variant 0).
  *
  * The plane goes up in horizontal stripes while ONE persistent kernel
  * (fast.cu) runs over all of it: a band of rows waits on a device counter
@@ -19,7 +20,7 @@
  *    above the chunk), so the two hold the last D rows up to the plane's
  *    end even where the last band, or the whole plane, is shorter than D.
  */
-#include "module_private.h"
+#include "../module_private.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,9 +1,10 @@
-/* cuda/bench.cu: the benchmark hooks of module.h (tools/bench_cuda.c):
- * kernels alone on a resident image, pinned transfers, and the latency
- * probe of gpu-fast's step. HT_BENCH_TRACE adds a time-stamped run of
- * gpu-fast (fast.h's trace layout) and prints where the time goes. */
-#include "module_private.h"
-#include "../core/fixed.h"
+/* cuda/diffusion/bench.cu: the benchmark hooks of module.h
+ * (tools/bench/bench-cuda.c): kernels alone on a resident image, pinned
+ * transfers, and the latency probe of gpu-fast's step. HT_BENCH_TRACE
+ * adds a time-stamped run of gpu-fast (fast.h's trace layout) and prints
+ * where the time goes. */
+#include "../module_private.h"
+#include "../../core/shared/fixed.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -28,7 +28,7 @@
 #define HT_EYE_H
 
 #include "fixed.h"
-#include "halftone.h"
+#include "../halftone.h"
 
 #include <stdint.h>
 

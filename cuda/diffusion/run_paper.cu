@@ -1,4 +1,4 @@
-/* cuda/run_paper.cu: the paper's variants over one plane (module.h's
+/* cuda/diffusion/run_paper.cu: the paper's variants over one plane (module.h's
  * run, variants HT_CUDA_VARIANT_PAPER_FIRST on).
  *
  * They keep the paper's shape (Kasagi et al. Table V (2)-(4)): the whole
@@ -6,7 +6,7 @@
  * ht_gpu_paper_run (paper.h), converted into the io's output bytes or
  * packed bits on the GPU, and downloaded. No pipeline and no chunks, so
  * a plane must fit in device memory; no carried rows. */
-#include "module_private.h"
+#include "../module_private.h"
 
 #include <algorithm>
 

@@ -1,14 +1,15 @@
-/* What the paper's GPU variants share (cuda/paper_global.cu, Table V (2)
- * and (3); cuda/paper_parallelogram.cu, Table V (4)): filter checking
- * and the delays and launch orders derived from it, per-pixel arithmetic
- * (only core/fixed.h), and stream-ordered scratch memory that is freed on
- * every path. Kasagi, Nakano, Ito, "Parallelization techniques for error
- * diffusion with GPU implementations". */
+/* What the paper's GPU variants share (cuda/diffusion/paper_global.cu,
+ * Table V (2) and (3); cuda/diffusion/paper_parallelogram.cu, Table V
+ * (4)): filter checking and the delays and launch orders derived from
+ * it, per-pixel arithmetic (only core/shared/fixed.h), and
+ * stream-ordered scratch memory that is freed on every path. Kasagi,
+ * Nakano, Ito, "Parallelization techniques for error diffusion with GPU
+ * implementations". */
 #ifndef HT_CUDA_PAPER_COMMON_CUH
 #define HT_CUDA_PAPER_COMMON_CUH
 
 #include "paper.h"
-#include "fixed.h"
+#include "../../core/shared/fixed.h"
 
 #include <stddef.h>
 #include <stdint.h>

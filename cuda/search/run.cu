@@ -1,6 +1,6 @@
-/* cuda/search_run.cu: the search methods over one plane (module.h's
+/* cuda/search/run.cu: the search methods over one plane (module.h's
  * search): the plane up, its initial image and error field made on the
- * GPU (search_field.cu), the rounds of core/search/schedule.c's parallel
+ * GPU (search/field.cu), the rounds of core/search/schedule.c's parallel
  * schedule (Kouge, Ito, Nakano, Sec. IV-B: four groups a round, a launch
  * per group or per part of one), the result down.
  *
@@ -9,9 +9,9 @@
  * core/search/run.c's and schedule.c's, so the counts of rounds, windows
  * searched and windows changed are the CPU's too. Progress and cancel
  * between launches. */
-#include "module_private.h"
-#include "search_common.cuh"
-#include "../core/fixed.h"
+#include "../module_private.h"
+#include "common.cuh"
+#include "../../core/shared/fixed.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,4 +1,4 @@
-/* cuda/search_dbs.cu: direct binary search (DBS, Analoui and Allebach)
+/* cuda/search/dbs.cu: direct binary search (DBS, Analoui and Allebach)
  * on the GPU, on the parallel schedule of Kouge, Ito, Nakano, Sec. IV-B
  * with the eye model and error of their formulas 1-4.
  *
@@ -11,7 +11,7 @@
  * order, none when nothing lowers it. Each sum is exact in int32 (a
  * flip's changes, core/search/kernel.h), so the lanes' order does not
  * matter. */
-#include "search_common.cuh"
+#include "common.cuh"
 
 namespace htcuda {
 

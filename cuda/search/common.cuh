@@ -1,5 +1,5 @@
-/* cuda/search_common.cuh: what the search kernels (search_les.cu,
- * search_pes.cu, search_dbs.cu) share: the plane on the device, the
+/* cuda/search/common.cuh: what the search kernels (search/les.cu,
+ * search/pes.cu, search/dbs.cu) share: the plane on the device, the
  * parallel schedule's blocks and groups, the skip map's visit, a window's
  * region and flip tables, the commit; LES's and PES's kernel, whose
  * files give only the search of one window. The arithmetic is core/search/'s: a flip
@@ -19,7 +19,7 @@
 #ifndef HT_CUDA_SEARCH_COMMON_CUH
 #define HT_CUDA_SEARCH_COMMON_CUH
 
-#include "../core/halftone.h"
+#include "../module.h"
 
 #include <cuda_runtime.h>
 #include <cstddef>
@@ -39,7 +39,7 @@ struct plane {
   int n;            /* window pixels, wh ww                              */
   int ph, pw, q;    /* positions and the block side                      */
   int rh, rw;       /* a window's region: wh + 2r rows, ww + 2r columns  */
-  int32_t *e;       /* the error field, W a row (core/eye.h)             */
+  int32_t *e;       /* the error field, W a row (core/shared/eye.h)      */
   uint8_t *b;       /* the output, 0 black, 1 white                      */
   uint8_t *dirty;   /* the skip map, one flag per position               */
   unsigned long long *count; /* [0] windows searched, [1] changed        */
@@ -427,8 +427,8 @@ inline int threads_for(int rs, int n, int S, size_t smem_max)
 cudaError_t sx_launch_les(const sx::plane &P, int nt, size_t bytes, cudaStream_t st);
 cudaError_t sx_launch_pes(const sx::plane &P, int nt, size_t bytes, cudaStream_t st);
 cudaError_t sx_launch_dbs(const sx::plane &P, cudaStream_t st);
-/* search_field.cu: the random initial image (core/rng.h) and the error
- * field (core/eye.h) of a whole plane; eye: the Q15 weights. */
+/* search/field.cu: the random initial image (core/shared/rng.h) and the error
+ * field (core/shared/eye.h) of a whole plane; eye: the Q15 weights. */
 cudaError_t sx_launch_random(const uint16_t *a, uint8_t *b, int W, int H, uint64_t seed, int plane, int64_t y0,
                              cudaStream_t st);
 cudaError_t sx_launch_field(const uint16_t *a, const uint8_t *b, int32_t *e, int W, int H, int r, const int32_t *eye,

@@ -1,13 +1,13 @@
-/* cuda/search_field.cu: the books of a plane being searched on the GPU,
+/* cuda/search/field.cu: the books of a plane being searched on the GPU,
  * as core/search/field.c keeps them: the random initial image (Kouge,
  * Ito, Nakano, Sec. III, Step 1: white with probability a / 65536, from
- * core/rng.h keyed by seed, plane, x, y, so every backend draws the same
+ * core/shared/rng.h keyed by seed, plane, x, y, so every backend draws the same
  * image) and the error field e = a * HT_EYE_ONE - V*b' (formulas 2 and
- * 3, core/eye.h's border rule: outside the image the input of the
+ * 3, core/shared/eye.h's border rule: outside the image the input of the
  * nearest pixel inside). Integers throughout, so the field is the CPU's. */
-#include "search_common.cuh"
-#include "../core/eye.h"
-#include "../core/rng.h"
+#include "common.cuh"
+#include "../../core/shared/eye.h"
+#include "../../core/shared/rng.h"
 
 namespace htcuda {
 

@@ -1,10 +1,10 @@
-/* cuda/fast.h: our own exact kernel (variant gpu-fast), used by
+/* cuda/diffusion/fast.h: our own exact kernel (variant gpu-fast), used by
  * run_fast.cu and bench.cu. */
 #ifndef HT_CUDA_FAST_H
 #define HT_CUDA_FAST_H
 
 #include <cuda_runtime.h>
-#include "../core/halftone.h"
+#include "../module.h"
 
 /* One launch covers a "chunk" of rows that is resident on the device. */
 typedef struct {

@@ -1,6 +1,6 @@
-/* cuda/color_io.cu: gpu-pd's data between the caller and the device.
+/* cuda/color/io.cu: gpu-pd's data between the caller and the device.
  *
- * The scan (color_pd.cu) reads every plane as 16-bit HT_FX values and
+ * The scan (color/pd.cu) reads every plane as 16-bit HT_FX values and
  * writes level indices, plane after plane. Where the caller gives 8-bit
  * interleaved pixels (ht_cuda_color.in8, the common case: RGB from a
  * PNG, PPM or GIMP layer), the pixels go up as they are, 3 or 4 bytes a
@@ -12,8 +12,8 @@
  * straight into the caller's rows. Stripes alternate between two
  * streams so that one stripe's copy overlaps the other's kernel. Other
  * inputs come as planes made by the host (ht_cuda_color.in). */
-#include "module_private.h"
-#include "../core/color/pd_arith.h"
+#include "../module_private.h"
+#include "../../core/shared/pd_arith.h"
 
 #include <cstdint>
 #include <cstring>

@@ -1,4 +1,4 @@
-/* cuda/search_pes.cu: partial exhaustive search (PES) on the GPU: Kouge,
+/* cuda/search/pes.cu: partial exhaustive search (PES) on the GPU: Kouge,
  * Ito, Nakano, Sec. IV-C (the LES kernel's shape with the search of
  * Sec. II-C: the best pattern r_k among the C(n, k) with k white pixels,
  * from k = beta, the window's own count, walking to the valley; lists in
@@ -8,7 +8,7 @@
  * only each r_k is computed differently: thread h of the 2^hb threads
  * takes the patterns of C(n, k) whose high hb bits are h and lists their
  * low bits in revolving-door order (two flips a step, Knuth's Algorithm
- * R: core/search/revolving_door.h), and the block takes the least
+ * R: core/shared/revolving_door.h), and the block takes the least
  * (error, value). That is r_k whatever the order of the list: for k other
  * than beta the least by error, then value; for k = beta the current
  * pattern unless some pattern is strictly better.
@@ -20,10 +20,10 @@
  * (docs/search.md, "PES's bounds"). So a thread skips its block where
  * low_bound says that everything in it is above L, and r_k may then be
  * "none" (error LLONG_MAX) or another pattern of error > L. */
-#include "search_common.cuh"
+#include "common.cuh"
 
 #define HT_RD_MAX_N (HT_SEARCH_WINDOW_MAX * HT_SEARCH_WINDOW_MAX)
-#include "../core/search/revolving_door.h"
+#include "../../core/shared/revolving_door.h"
 
 #include <climits>
 
