@@ -118,6 +118,11 @@ static inline bool hti_jpeg_signature(const uint8_t *p, size_t len)
  * of memory. */
 size_t hti_g4_bound(uint32_t width, uint32_t rows);
 size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint32_t rows, uint8_t *out);
+/* The words of the reference line's bitmaps that the coder's searches
+ * read past their first load, so far in this process (all threads): in
+ * each row at most every word of the two bitmaps once and one word a
+ * search, linear in the width; for tests (test-g4.c). */
+uint64_t hti_g4_far_words(void);
 
 bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
 bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n);
