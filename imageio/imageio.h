@@ -15,7 +15,7 @@
  * be a known signature, and the header bounds what follows, so an endless stream such as /dev/zero is
  * refused instead of filling the memory. Every allocation sized from a
  * header is checked first against what the file can hold ("truncated")
- * and the memory the process may use ("too large").
+ * and the memory budget (hti_set_memory_limit: "too large").
  *
  * Writing claims the destination before the work (hti_dest_open: the
  * checks, and the temporary file beside the destination), builds the
@@ -88,6 +88,19 @@ typedef struct {
  * into err. */
 bool hti_read(const char *path, hti_image *img, char *err, size_t err_size);
 void hti_release(hti_image *img);
+
+/* The memory budget of reading: every reader and stream checks what a
+ * header declares against it before allocating, and refuses more as
+ * "too large". By default the least of 4 GiB, the machine's memory, and,
+ * for a file, 1024 times its size but at least 1 GiB (a small file that
+ * declares a huge image is a decompression bomb whatever its codec);
+ * never more than the process's address-space or data limit. `bytes` > 0
+ * replaces the default (the tools' --max-memory); 0 restores it. */
+void hti_set_memory_limit(uint64_t bytes);
+/* "4G", "512M", "1.5G", "300000000": a size in bytes, with K, M, G or T
+ * (powers of 1024, an optional "B" or "iB" after them); false when it is
+ * none or zero. */
+bool hti_parse_size(const char *text, uint64_t *bytes);
 
 /* Turns a CMYK image (img->cmyk) into RGB in place, by the plain formula
  * R = (1 - C)(1 - K), G = (1 - M)(1 - K), B = (1 - Y)(1 - K) on the

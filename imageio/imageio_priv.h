@@ -28,11 +28,20 @@ static inline bool hti_mul_size(size_t a, size_t b, size_t *r)
   return true;
 }
 
-/* The bytes of memory a decoded image may take (see imageio_util.c). */
-uint64_t hti_memory_limit(void);
-/* Whether `bytes` for a w x h image fit that limit; else false with a
- * "too large" message. */
-bool hti_fits_memory(uint64_t bytes, uint64_t w, uint64_t h, char *err, size_t n);
+/* The bytes of memory a decoded image may take, read from an input of
+ * `input_len` bytes (0: not known, as for a stream before its end): the
+ * budget of imageio_util.c (hti_set_memory_limit). */
+uint64_t hti_memory_limit(uint64_t input_len);
+/* Whether `bytes` for a w x h image from an input of `input_len` bytes
+ * (0: not known) fit that budget; else false with a "too large" message
+ * that says which bound it passed and how --max-memory lifts it. Every
+ * allocation sized from a header is checked with it first. */
+bool hti_fits_memory(uint64_t bytes, uint64_t input_len, uint64_t w, uint64_t h, char *err, size_t n);
+/* The same for `what` ("a 640x480 PNG read from a stream"); `stream`:
+ * `what` is a stream whose image takes `image` bytes decoded (0: not
+ * known) and whose data went on until they and it took `bytes`. */
+bool hti_fits_memory_text(uint64_t bytes, uint64_t input_len, bool stream, uint64_t image, const char *what, char *err,
+                          size_t n);
 
 static inline uint32_t hti_be32(const uint8_t *p)
 {

@@ -33,20 +33,62 @@ void hti_release(hti_image *img)
 /* ------------------------------------------------------------ file in */
 
 
-/* A stream (pipe, device, or a file that cannot be mapped), buffered. */
+/* A stream (pipe, device, or a file that cannot be mapped), buffered.
+ * What it holds counts against the memory budget (hti_memory_limit)
+ * together with the image its header declares: `room` is what the
+ * buffer may grow to beside that image. */
 typedef struct {
   int fd;
   uint8_t *buf;
   size_t used, cap;
   bool eof;
+  uint64_t budget;     /* hti_memory_limit(0) when the stream starts     */
+  uint64_t image;      /* the bytes the declared image takes decoded     */
+  uint64_t room;       /* budget - image                                 */
+  uint64_t w, h;       /* its size, 0 before the header                  */
+  const char *format;  /* "PNG": what the header said it is, for messages */
 } stream;
 
+/* The image a stream's header declares: `image` bytes once decoded (an
+ * estimate from the header alone), w x h. False with "too large" when
+ * they alone pass the budget. */
+static bool stream_declares(stream *s, uint64_t image, uint64_t w, uint64_t h, char *err, size_t n)
+{
+  if (!hti_fits_memory(image, 0, w, h, err, n))
+    return false;
+  s->image = image;
+  s->room = s->budget - image;
+  s->w = w;
+  s->h = h;
+  return true;
+}
+
+/* The stream went past its room: "too large", with what it needs. */
+static bool stream_too_large(const stream *s, char *err, size_t n)
+{
+  char what[96];
+  if (s->w)
+    snprintf(what, sizeof what, "a %llux%llu %s read from a stream", (unsigned long long)s->w,
+             (unsigned long long)s->h, s->format);
+  else
+    snprintf(what, sizeof what, "a %s read from a stream", s->format);
+  uint64_t total = s->image + s->used;
+  if (!hti_fits_memory_text(total, 0, true, s->image, what, err, n))
+    return false;
+  return hti_fail(err, n, "too large: %s needs more than %llu bytes", what, (unsigned long long)total);
+}
+
 /* Reads until `want` bytes are buffered or the input ends, never more
- * than `limit` bytes in all. */
+ * than `limit` bytes in all; refuses ("too large") a stream that goes on
+ * past its room in the memory budget. */
 static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t n)
 {
   if (want > limit)
     want = limit;
+  /* one byte past the room tells whether the stream goes on */
+  size_t most = s->room >= SIZE_MAX ? SIZE_MAX : (size_t)s->room + 1;
+  if (want > most)
+    want = most;
   while (s->used < want && !s->eof) {
     if (s->used == s->cap) {
       size_t cap = s->cap < (1 << 16) ? (1 << 16) : s->cap > SIZE_MAX / 2 ? SIZE_MAX : s->cap * 2;
@@ -54,6 +96,8 @@ static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t 
         cap = want;
       if (cap > limit)
         cap = limit;
+      if (cap > most)
+        cap = most;
       uint8_t *b = realloc(s->buf, cap);
       if (!b)
         return hti_fail(err, n, "out of memory reading the file (%zu bytes)", cap);
@@ -69,6 +113,8 @@ static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t 
       s->eof = true;
     s->used += (size_t)r;
   }
+  if (s->used > s->room)
+    return stream_too_large(s, err, n);
   return true;
 }
 
@@ -92,6 +138,7 @@ static uint64_t tiff_uint(const uint8_t *p, int bytes, bool le)
 
 static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
 {
+  s->format = "TIFF";
   bool ok = stream_fill(s, 16, limit, err, n);
   if (!ok || s->used < 16)
     return ok; /* truncated: the decoder says so */
@@ -121,8 +168,12 @@ static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
       else if (tag == 258 && type == 3)
         bps = cnt * 2 <= (uint64_t)vbytes ? v : 16; /* stored elsewhere: at most 16 */
     }
-    if (w && h && w <= (uint64_t)HTI_MAX_SIDE && h <= (uint64_t)HTI_MAX_SIDE && spp <= 16 && bps <= 64)
+    if (w && h && w <= (uint64_t)HTI_MAX_SIDE && h <= (uint64_t)HTI_MAX_SIDE && spp <= 16 && bps <= 64) {
       raw = h * ((w * spp * bps + 7) / 8);
+      /* decoded: up to 4 samples a pixel, 16 bits where the file's
+       * have more than 8 */
+      ok = stream_declares(s, w * h * (spp < 4 ? spp : 4) * (bps > 8 ? 2 : 1), w, h, err, n);
+    }
   }
   bound += raw + raw / 4;
   if (ok)
@@ -137,6 +188,7 @@ static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
  * size its frame header declares and EXTRA_BYTES. */
 static bool stream_jpeg(stream *s, size_t limit, char *err, size_t n)
 {
+  s->format = "JPEG";
   uint64_t bound = EXTRA_BYTES;
   size_t pos = 2;
   bool ok = true;
@@ -168,6 +220,11 @@ static bool stream_jpeg(stream *s, size_t limit, char *err, size_t n)
       uint64_t h = (uint64_t)s->buf[pos + 5] << 8 | s->buf[pos + 6], w = (uint64_t)s->buf[pos + 7] << 8 | s->buf[pos + 8];
       uint64_t raw = w * h * s->buf[pos + 9];
       bound = EXTRA_BYTES + 2 * raw; /* quality 100 on noise stays well below twice the raw size */
+      /* decoded: the samples, and a progressive file's coefficients (2
+       * bytes a sample) */
+      bool progressive = m == 0xC2 || m == 0xC6 || m == 0xCA || m == 0xCE;
+      if (s->image == 0 && !stream_declares(s, raw * (progressive ? 3 : 1), w, h, err, n))
+        return false;
     }
     pos += 2 + seg;
     if (m == 0xDA) { /* start of scan: entropy-coded data up to the next marker */
@@ -198,7 +255,8 @@ static bool stream_jpeg(stream *s, size_t limit, char *err, size_t n)
 static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *len, size_t limit, char *err,
                         size_t n)
 {
-  stream s = { fd, NULL, 0, 0, false };
+  uint64_t budget = hti_memory_limit(0);
+  stream s = { fd, NULL, 0, 0, false, budget, 0, budget, 0, 0, "file" };
   bool ok = stream_fill(&s, 8, limit, err, n);
   if (ok && s.used == 0)
     ok = hti_fail(err, n, "empty file");
@@ -215,25 +273,38 @@ static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *le
       want *= 2;
     }
     if (ok && parsed) {
-      uint64_t end; /* where the data ends, at the latest */
-      if (hd.bits)
+      s.format = hd.kind == '7' ? "PAM" : hd.bits || hd.kind == '1' ? "PBM" : hd.channels == 3 ? "PPM" : "PGM";
+      uint64_t end, image; /* where the data ends, at the latest; the decoded image beside the buffer */
+      if (hd.bits) {
         end = hd.data + (hd.w + 7) / 8 * hd.h;
-      else if (!hd.ascii)
+        image = hd.samples; /* 8-bit gray */
+      } else if (!hd.ascii) {
         end = hd.data + (uint64_t)hd.samples * (hd.maxval > 255 ? 2 : 1);
-      else
+        image = hd.maxval == 255 ? 0 : (uint64_t)hd.samples * 2; /* 8-bit: the buffer itself */
+      } else {
         end = hd.data + (uint64_t)hd.samples * 16 + (1 << 20);
-      /* the buffer holds the samples, binary or plain */
-      if (!hti_fits_memory(hd.ascii ? (uint64_t)hd.samples * 2 : end, hd.w, hd.h, err, n))
-        ok = false;
-      else
+        image = (uint64_t)hd.samples * (hd.maxval == 255 ? 1 : 2);
+      }
+      /* binary: exactly `end` bytes come, checked with the image at once */
+      if (!hd.ascii ? hti_fits_memory(image + end, 0, hd.w, hd.h, err, n) && stream_declares(&s, image, hd.w, hd.h, err, n)
+                    : stream_declares(&s, image, hd.w, hd.h, err, n))
         ok = stream_fill(&s, end < limit ? (size_t)end : limit, end < limit ? (size_t)end : limit, err, n);
+      else
+        ok = false;
     }
   } else if (ok && hti_png_signature(s.buf, s.used)) {
     /* IHDR first: its size bounds the rest; then chunk by chunk to IEND */
+    s.format = "PNG";
     ok = stream_fill(&s, 8 + 8 + 13, limit, err, n);
     uint64_t raw = 0;
     if (ok && s.used >= 8 + 8 + 13 && memcmp(s.buf + 12, "IHDR", 4) == 0)
       raw = hti_png_raw_bytes(hti_be32(s.buf + 16), hti_be32(s.buf + 20), s.buf[24], s.buf[25]);
+    if (raw) { /* decoded: 8 or 16 bits a sample, a palette as RGB, and the row pointers */
+      static const uint64_t channels[7] = { 1, 0, 3, 3, 2, 0, 4 };
+      uint64_t w = hti_be32(s.buf + 16), h = hti_be32(s.buf + 20);
+      ok = stream_declares(&s, w * h * channels[s.buf[25]] * (s.buf[24] == 16 ? 2 : 1) + h * sizeof(void *), w, h,
+                           err, n);
+    }
     /* compressed data can be larger than the raw by a little (stored
      * blocks, small IDAT chunks); ancillary chunks (ICC profile, Exif,
      * text) get 16 MiB */

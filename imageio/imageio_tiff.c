@@ -215,7 +215,11 @@ static void unassociate(const layout *L)
 }
 
 /* Strips or tiles: each inside the file, and together enough data for
- * the declared size at the compression's best ratio. */
+ * the declared size at the compression's best ratio, where the codec
+ * has one (the CCITT codes spend at least a bit a row); "truncated"
+ * otherwise. What a small file may claim at all, whatever its codec
+ * (ZSTD, LZMA, JBIG, JPEG, G4 ... and strips that share their bytes), is
+ * the memory budget's check (hti_fits_memory), after this one. */
 static bool check_data(TIFF *tif, uint64_t raw, uint16_t compression, size_t len, char *err, size_t n)
 {
   uint32_t count = TIFFIsTiled(tif) ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
@@ -239,7 +243,21 @@ static bool check_data(TIFF *tif, uint64_t raw, uint16_t compression, size_t len
     return hti_fail(err, n, "truncated: the TIFF's image needs %llu bytes of pixel data, its %s hold %llu",
                     (unsigned long long)((raw + ratio - 1) / ratio), TIFFIsTiled(tif) ? "tiles" : "strips",
                     (unsigned long long)total);
+  uint32_t rows = 0;
+  if ((compression == COMPRESSION_CCITTRLE || compression == COMPRESSION_CCITTFAX3 ||
+       compression == COMPRESSION_CCITTFAX4) && TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &rows) &&
+      total * 8 < rows)
+    return hti_fail(err, n, "truncated: the TIFF's %u rows of CCITT code need at least %u bytes, its %s hold %llu",
+                    (unsigned)rows, (unsigned)((rows + 7) / 8), TIFFIsTiled(tif) ? "tiles" : "strips",
+                    (unsigned long long)total);
   return true;
+}
+
+/* Samples of the file that go into the image one for one: each strip
+ * can be decoded straight into the image, without a strip's buffer. */
+static bool decodes_in_place(TIFF *tif, const layout *L, bool planar)
+{
+  return !TIFFIsTiled(tif) && !planar && !L->invert && L->bps >= 8 && L->spp == L->out_ch;
 }
 
 /* Reads every strip or tile of the first image into L->out. */
@@ -249,9 +267,7 @@ static bool read_native(TIFF *tif, layout *L, bool planar, tiff_errors *e, char 
   tmsize_t chunk = tiled ? TIFFTileSize(tif) : TIFFStripSize(tif);
   if (chunk <= 0)
     return hti_fail(err, n, "TIFF: %s", e->msg[0] ? e->msg : "bad strip or tile size");
-  /* samples of the file that go into the image one for one: the strip
-   * can be decoded straight into the image */
-  bool direct = !tiled && !planar && !L->invert && L->bps >= 8 && L->spp == L->out_ch;
+  bool direct = decodes_in_place(tif, L, planar);
   uint8_t *buf = direct ? NULL : malloc((size_t)chunk);
   if (!direct && !buf)
     return hti_fail(err, n, "out of memory (%lld bytes for a %s)", (long long)chunk, tiled ? "tile" : "strip");
@@ -328,7 +344,7 @@ bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err,
 {
   mem_file m = { data, len, 0 };
   tiff_errors e = { "" };
-  uint64_t limit = hti_memory_limit();
+  uint64_t limit = hti_memory_limit(len);
   TIFF *tif = open_mem(&m, &e, limit > (uint64_t)INT64_MAX ? 0 : (tmsize_t)limit);
   if (!tif)
     return hti_fail(err, n, "TIFF: %s", e.msg[0] ? e.msg : "cannot open");
@@ -424,7 +440,11 @@ bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err,
   /* the RGBA interface needs 4 bytes a pixel whatever comes out */
   uint64_t bytes = (uint64_t)L.w * L.h * (native ? (uint64_t)L.out_ch * (uint64_t)L.out_bytes : 4);
   uint64_t raw = (uint64_t)L.h * (((uint64_t)L.w * spp * bps + 7) / 8);
-  if (!check_data(tif, raw, compression, len, err, n) || !hti_fits_memory(bytes, L.w, L.h, err, n))
+  /* and, unless each strip is decoded in place, a strip's or tile's
+   * buffer (libtiff's own, in the RGBA interface) */
+  uint64_t chunk = native && decodes_in_place(tif, &L, planar == PLANARCONFIG_SEPARATE) ? 0
+                   : TIFFIsTiled(tif) ? TIFFTileSize64(tif) : TIFFStripSize64(tif);
+  if (!check_data(tif, raw, compression, len, err, n) || !hti_fits_memory(bytes + chunk, len, L.w, L.h, err, n))
     goto done;
   L.out = malloc((size_t)bytes);
   if (!L.out) {

@@ -215,6 +215,11 @@ static void help_format_options(FILE *f)
   help_option(f, "--dpi N", text);
   compression_help(text, sizeof text);
   help_option(f, "--compression NAME", text);
+  help_option(f, "--max-memory SIZE", "the memory a decoded input image may take (e.g. 512M, 4G, 1.5G; K, M, G "
+                                      "and T are powers of 1024); an input that declares more is refused before "
+                                      "it is read. Default: 4G, or the machine's memory where less, and for a "
+                                      "file 1024 times its size but at least 1G (a small file that claims a huge "
+                                      "image is refused)");
 }
 
 static bool cpu_variant(const ht_choice *c)

@@ -226,7 +226,8 @@ int main(int argc, char **argv)
     return quit(ctx, 1);
   }
 
-  /* --- input */
+  /* --- input, within the memory budget (--max-memory) */
+  hti_set_memory_limit(o.max_memory);
   hti_image im;
   if (!hti_read(o.input, &im, err, sizeof err)) {
     say("%s: %s", strcmp(o.input, "-") == 0 ? "standard input" : o.input, err);
