@@ -229,6 +229,11 @@ typedef struct {
   int fd;       /* open on tmp (on standard output for "-"), or -1            */
   bool discard; /* OUTPUT is the null device: nothing is written              */
   bool to_stdout; /* OUTPUT is "-": written straight to standard output       */
+  bool defer;   /* set by the caller: hti_out_write and hti_write_cmyk_tiff
+                   write and sync the temporary file but leave the rename to
+                   hti_dest_commit, which puts a set of outputs in place
+                   together                                                 */
+  int slot;     /* private: the signal handler's slot of tmp, or -1         */
 } hti_dest;
 
 /* Claims `output` before any work, so that a run fails before the work
@@ -290,9 +295,19 @@ typedef struct {
 bool hti_write_cmyk_tiff(const hti_cmyk *img, hti_dest *d, char *err, size_t err_size);
 /* Removes the temporary file unless hti_out_write renamed it; frees. */
 void hti_dest_close(hti_dest *d);
+/* Renames the temporary files of `count` destinations, each written
+ * with `defer` set, into place in their order, with signals held until
+ * the last: a set of outputs (an image and its separations) appears only
+ * once every one of them is complete, and an interruption before that
+ * leaves every old file as it was. Returns how many were renamed: count
+ * on success; else the message of the one that failed is in err (the
+ * files are there and complete, so only the rename itself can fail, and
+ * those before it stay renamed). Destinations without a temporary file
+ * (standard output, the null device) are skipped. */
+int hti_dest_commit(hti_dest *const *set, int count, char *err, size_t err_size);
 
 /* From now on SIGINT, SIGTERM and SIGHUP (unless ignored already) remove
- * the temporary file of the open hti_dest, print one line
+ * the temporary files of the open hti_dests, print one line
  * "PROG: interrupted by SIGINT: ... not written" and end the process by
  * that signal; a signal that arrives once the output is renamed into
  * place waits and is dropped: the run has succeeded. SIGPIPE and SIGXFSZ

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""All or nothing: what `halftone` writes (suite cli).
+
+    test_outputs.py HALFTONE DATA_DIR CASE
+
+Each case runs in a fresh temporary folder; a failing run must leave one
+line on stderr, a non-zero exit, no new file, no temporary file, and every
+existing file byte-identical. Python stdlib only; the full disk is a tiny
+tmpfs (root, or a user namespace where unshare allows one; skips else).
+
+  separations-full    --separations on a disk that fills up part way: no
+                      plate and no output appears, an earlier set of plates
+                      stays whole (before: the first plates were renamed
+                      into place one by one, a mixed set remained)
+  separations-signal  SIGTERM during the work of a run with --separations:
+                      the output's and every plate's temporary file removed
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from cases import SKIP, Skip, check, default_signals, run_case  # noqa: E402
+
+
+class Env:
+    def __init__(self, halftone, data):
+        self.halftone, self.data = halftone, data
+        self.dir = tempfile.mkdtemp(prefix="ht-outputs-")
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def run(self, *args, timeout=300, **kw):
+        p = subprocess.run([self.halftone] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout, **kw)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def ok(self, *args):
+        rc, out, err = self.run("--quiet", *args)
+        check(rc == 0, "halftone %s: exit %d, stderr %r" % (" ".join(map(str, args)), rc, err))
+        return out
+
+    def has(self, label, name):
+        """Whether this build writes `label` (as file `name`)."""
+        out = self.path(name)
+        rc, _, err = self.run("--quiet", os.path.join(self.data, "fixtures", "tiny.ppm"), out)
+        if os.path.exists(out):
+            os.unlink(out)
+        return not (rc != 0 and ("no %s support" % label) in err)
+
+
+def snapshot(folder):
+    """{name: bytes} of every file in `folder`."""
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            out[name] = f.read()
+    return out
+
+
+def one_line(err, pattern, what):
+    lines = err.splitlines()
+    check(len(lines) == 1 and re.search(pattern, lines[0]), "%s: stderr %r does not match %r" % (what, err, pattern))
+
+
+def noise_ppm(path, w, h, seed=1):
+    x = seed
+    data = bytearray(w * h * 3)
+    for i in range(len(data)):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        data[i] = x >> 23
+    with open(path, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (w, h) + bytes(data))
+
+
+# ------------------------------------------------------------ a tmpfs
+
+def in_namespace():
+    """As root: False. Else runs the case again as root of a new user and
+    mount namespace (unshare -rm) and returns True (its result raised);
+    skips when that is not possible."""
+    if os.geteuid() == 0:
+        return False
+    if os.environ.get("HT_TEST_IN_USERNS"):
+        raise Skip("no root in the user namespace")
+    try:
+        p = subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        raise Skip("not root, and no unshare") from None
+    if p.returncode != 0:
+        raise Skip("not root, and no user namespace (unshare -rm: %s)" % p.stderr.decode().strip())
+    p = subprocess.run(["unshare", "-rm", sys.executable] + sys.argv, env=dict(os.environ, HT_TEST_IN_USERNS="1"),
+                       timeout=600)
+    if p.returncode == SKIP:
+        raise Skip("skipped in the user namespace")
+    check(p.returncode == 0, "the case failed in a user namespace (exit %d)" % p.returncode)
+    return True
+
+
+class Tmpfs:
+    def __init__(self, path, size):
+        self.path = path
+        os.makedirs(path, exist_ok=True)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d,mode=0777" % size, "tmpfs", path],
+                           capture_output=True)
+        if p.returncode != 0:
+            raise Skip("cannot mount a tmpfs: %s" % p.stderr.decode().strip())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", "-l", self.path])
+
+
+def fill(folder, leave):
+    """Fills the file system of `folder` up to `leave` bytes free."""
+    st = os.statvfs(folder)
+    free = st.f_bavail * st.f_frsize
+    with open(os.path.join(folder, "filler"), "wb") as f:
+        f.write(b"\0" * max(0, free - leave))
+
+
+# ------------------------------------------------------------ cases
+
+def case_separations_full(env):
+    """Three plates of 38 KB and a PNG: with room for two plates, the run
+    fails at the third, and neither a plate nor the output appears; with
+    an earlier set in place, that set stays as it was, whole."""
+    if in_namespace():
+        return
+    src = env.path("noise.ppm")
+    noise_ppm(src, 640, 480)
+    out_name = "out.png" if env.has("PNG", "probe.png") else "out.ppm"
+    args = ["--quiet", "--color", "per-channel"]
+    plate = 640 * 480 // 8 + 20  # a PBM plate
+    mnt = env.path("mnt")
+    with Tmpfs(mnt, 4 << 20):
+        out, prefix = os.path.join(mnt, out_name), os.path.join(mnt, "sep")
+        for earlier in (False, True):
+            if earlier:  # a complete set from another image
+                noise_ppm(env.path("other.ppm"), 640, 480, seed=7)
+                env.ok("--color", "per-channel", "--separations", prefix, env.path("other.ppm"), out)
+                check(sorted(os.listdir(mnt)) == sorted([out_name, "sep-r.pbm", "sep-g.pbm", "sep-b.pbm"]),
+                      "the earlier run: %s" % os.listdir(mnt))
+            fill(mnt, 2 * plate + 8192)
+            before = snapshot(mnt)
+            rc, _, err = env.run(*args, "--separations", prefix, src, out)
+            check(rc == 1, "--separations on a full disk: exit %d (%r)" % (rc, err))
+            one_line(err, r"sep-b\.pbm: cannot write: No space left on device|%s: cannot write: No space left"
+                     % re.escape(out_name), "--separations on a full disk")
+            after = snapshot(mnt)
+            check(after == before, "--separations on a full disk changed the folder: %s" %
+                  sorted(n for n in set(after) | set(before) if after.get(n) != before.get(n)))
+            os.unlink(os.path.join(mnt, "filler"))
+        # with room, the same run replaces the whole set
+        env.ok("--color", "per-channel", "--separations", prefix, src, out)
+        env.ok("--color", "per-channel", "--separations", env.path("ref"), src, env.path(out_name))
+        for name in ("sep-r.pbm", "sep-g.pbm", "sep-b.pbm"):
+            check(open(os.path.join(mnt, name), "rb").read() == open(env.path("ref-" + name[4:]), "rb").read(),
+                  "%s differs from the same run's elsewhere" % name)
+        check(not [n for n in os.listdir(mnt) if ".tmp-" in n], "temporary files left: %s" % os.listdir(mnt))
+
+
+def case_separations_signal(env):
+    """SIGTERM while a run with --separations works: the plates are claimed
+    before the work, like the output, and every temporary file goes."""
+    src = env.path("noise.ppm")
+    noise_ppm(src, 200, 150)
+    out = env.path("out.ppm")
+    p = subprocess.Popen([env.halftone, "--bench", "1000000", "--color", "per-channel", "--separations",
+                          env.path("sep"), src, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=default_signals)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and len([n for n in os.listdir(env.dir) if ".tmp-" in n]) < 4:
+        time.sleep(0.01)
+    temps = [n for n in os.listdir(env.dir) if ".tmp-" in n]
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    err = err.decode()
+    check(p.returncode == -signal.SIGTERM, "exit %r, wanted death by SIGTERM (%r)" % (p.returncode, err))
+    check(len(temps) == 4, "temporary files during the work: %s (the output and three plates)" % temps)
+    one_line(err, r"^halftone: interrupted by SIGTERM: .*out\.ppm not written \(its temporary files removed\)$",
+             "SIGTERM")
+    check(sorted(os.listdir(env.dir)) == ["noise.ppm"], "left: %s" % os.listdir(env.dir))
+
+
+CASES = {
+    "separations-full": case_separations_full,
+    "separations-signal": case_separations_signal,
+}
+
+
+def main(argv):
+    if len(argv) != 4 or argv[3] not in CASES:
+        print("usage: test_outputs.py HALFTONE DATA_DIR CASE (cases: %s)" % ", ".join(CASES), file=sys.stderr)
+        return 2
+    env = Env(argv[1], argv[2])
+    try:
+        return run_case(argv[3], CASES[argv[3]], env)
+    finally:
+        import shutil
+        shutil.rmtree(env.dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
