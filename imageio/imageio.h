@@ -173,7 +173,9 @@ typedef struct {
 } hti_out;
 
 /* Checks the combination (e.g. PBM needs depth 1 and one channel) and
- * allocates. False with a message in err when it cannot. */
+ * the size (PNG: at most 1 000 000 pixels a side), so that what the
+ * writer would refuse is refused before the work, and allocates. False
+ * with a message in err when it cannot. */
 bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
                   int depth, char *err, size_t err_size);
 void hti_out_free(hti_out *o);
@@ -210,6 +212,9 @@ typedef struct {
    * them or the format is never read or written */
   bool (*read)(const uint8_t *data, size_t len, hti_image *img, char *err, size_t err_size);
   bool (*write)(const hti_out *o, int fd, char *err, size_t err_size);
+  int64_t max_side;          /* the widest and highest image it writes
+                                (hti_out_init refuses more, before the
+                                work); 0: the tools' own bound          */
 } hti_format;
 
 /* The table, `*count` rows in hti_kind's order, and a kind's row (NULL

@@ -587,6 +587,10 @@ bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int 
     return hti_fail(err, n, "unsupported %s layout (%d channels, %d-bit)",
                     kind == HTI_NULL ? hti_kind_name(HTI_PNG) : f->label, channels, depth);
   }
+  if (f->max_side && (width > f->max_side || height > f->max_side))
+    return hti_fail(err, n, "%s holds at most %lld pixels a side (%s's limit), and the image is %lldx%lld; write "
+                    "TIFF or netpbm", f->label, (long long)f->max_side, f->library ? f->library : f->label,
+                    (long long)width, (long long)height);
   o->kind = kind;
   o->width = width;
   o->height = height;

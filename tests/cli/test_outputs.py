@@ -14,6 +14,8 @@ tmpfs (root, or a user namespace where unshare allows one; skips else).
                       into place one by one, a mixed set remained)
   separations-signal  SIGTERM during the work of a run with --separations:
                       the output's and every plate's temporary file removed
+  png-wide            a PNG wider or higher than libpng writes (10^6) is
+                      refused before the work, not after it
 """
 import os
 import re
@@ -192,9 +194,37 @@ def case_separations_signal(env):
     check(sorted(os.listdir(env.dir)) == ["noise.ppm"], "left: %s" % os.listdir(env.dir))
 
 
+def case_png_wide(env):
+    """PNG holds at most 10^6 pixels a side in libpng (its writer's user
+    limits): a wider or higher image is refused before the work (an
+    endless --bench ends at once), not by libpng after it."""
+    if not env.has("PNG", "probe.png"):
+        raise Skip("this build has no PNG support")
+    for w, h in ((1000001, 1), (1, 1000001)):
+        src = env.path("in.pgm")
+        with open(src, "wb") as f:
+            f.write(b"P5\n%d %d\n255\n" % (w, h) + b"\x80" * (w * h))
+        out = env.path("out.png")
+        t0 = time.monotonic()
+        rc, _, err = env.run("--bench", "1000000", src, out, timeout=120)
+        check(rc == 1, "%dx%d PNG: exit %d (%r)" % (w, h, rc, err))
+        one_line(err, r"out\.png: PNG holds at most 1000000 pixels a side \(libpng's limit\), and the image is "
+                 r"%dx%d; write TIFF or netpbm$" % (w, h), "%dx%d PNG" % (w, h))
+        check(time.monotonic() - t0 < 30, "%dx%d PNG: refused only after the work" % (w, h))
+        check(sorted(os.listdir(env.dir)) == ["in.pgm"], "left: %s" % os.listdir(env.dir))
+    # 10^6 itself is written; and the null device takes any width
+    with open(src, "wb") as f:
+        f.write(b"P5\n1000000 2\n255\n" + b"\x80" * 2000000)
+    env.ok(src, env.path("out.png"))
+    with open(src, "wb") as f:
+        f.write(b"P5\n1000001 1\n255\n" + b"\x80" * 1000001)
+    env.ok(src, "/dev/null")
+
+
 CASES = {
     "separations-full": case_separations_full,
     "separations-signal": case_separations_signal,
+    "png-wide": case_png_wide,
 }
 
 
