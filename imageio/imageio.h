@@ -149,7 +149,9 @@ int hti_compression_from_name(const char *name);
  *   depth 16: native uint16 samples (PNG and TIFF only).
  * TIFF output is 1-bit gray (CCITT G4 by default), or 8/16-bit gray,
  * gray+alpha, RGB or RGBA (Deflate by default), written in strips
- * straight from `pixels`. */
+ * straight from `pixels`; classic TIFF, or BigTIFF where the file passes
+ * the 4 GiB of classic TIFF (the file is then written again, as
+ * BigTIFF: a file that fits comes out as before). */
 typedef struct {
   hti_kind kind;
   int64_t width, height;

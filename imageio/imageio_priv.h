@@ -135,6 +135,10 @@ uint64_t hti_g4_far_words(void);
 
 bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
 bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n);
+/* The largest file the TIFF writer writes as classic TIFF before it
+ * starts again as BigTIFF: 2^32 - 1 bytes, or less for tests (0: that
+ * again). */
+void hti_tiff_set_classic_limit(uint64_t bytes);
 /* A checked CMYK image (hti_write_cmyk_tiff) as a TIFF into fd. */
 bool hti_write_cmyk_fd(const hti_cmyk *c, int fd, char *err, size_t n);
 bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);

@@ -16,7 +16,8 @@
  * strips are coded by imageio_g4.c, not by libtiff's coder (about 20 ns
  * a pixel on error diffusion's noise, most of a run's time), and handed
  * to libtiff as coded bytes; the bytes are the same as libtiff's coder
- * gives (tests/cli/test-g4.c).
+ * gives (tests/cli/test-g4.c). Classic TIFF, unless the file passes its
+ * 4 GiB: then BigTIFF, written again from the start (hti_write_tiff).
  */
 #include "imageio_priv.h"
 
@@ -517,7 +518,8 @@ typedef struct {
   int fd;
   bool seekable;
   uint8_t *mem;
-  size_t len, cap, pos;
+  size_t len, cap, pos; /* memory: its bytes; pos also the file's offset */
+  uint64_t end;         /* the file's size so far (the furthest byte written) */
   int error; /* the first failing write's errno */
 } sink;
 
@@ -539,6 +541,9 @@ static tmsize_t sink_write(thandle_t h, void *buf, tmsize_t size)
       p += w;
       left -= (size_t)w;
     }
+    s->pos += (size_t)size;
+    if (s->pos > s->end)
+      s->end = s->pos;
     return size;
   }
   size_t end = s->pos + (size_t)size;
@@ -561,14 +566,19 @@ static tmsize_t sink_write(thandle_t h, void *buf, tmsize_t size)
   s->pos = end;
   if (end > s->len)
     s->len = end;
+  s->end = s->len;
   return size;
 }
 
 static tmsize_t sink_read(thandle_t h, void *buf, tmsize_t size)
 {
   sink *s = (sink *)h;
-  if (s->seekable)
-    return read(s->fd, buf, (size_t)size);
+  if (s->seekable) {
+    ssize_t r = read(s->fd, buf, (size_t)size);
+    if (r > 0)
+      s->pos += (size_t)r;
+    return r;
+  }
   size_t k = s->pos < s->len ? s->len - s->pos : 0;
   if (k > (size_t)size)
     k = (size_t)size;
@@ -582,6 +592,8 @@ static toff_t sink_seek(thandle_t h, toff_t off, int whence)
   sink *s = (sink *)h;
   if (s->seekable) {
     off_t r = lseek(s->fd, (off_t)off, whence);
+    if (r >= 0)
+      s->pos = (size_t)r;
     return r < 0 ? (toff_t)-1 : (toff_t)r;
   }
   uint64_t base = whence == SEEK_CUR ? s->pos : whence == SEEK_END ? s->len : 0;
@@ -607,13 +619,29 @@ typedef struct {
   sink s;
   tiff_errors e;
   TIFF *tif;
+  bool big;      /* BigTIFF ("w8")                                       */
+  bool overflow; /* classic TIFF could not hold the file: write it again
+                    as BigTIFF                                           */
 } writer;
 
-static bool writer_open(writer *w, int fd, char *err, size_t n)
+/* The largest file classic TIFF holds: its offsets have 32 bits. */
+static uint64_t classic_limit = UINT32_MAX;
+
+void hti_tiff_set_classic_limit(uint64_t bytes) { classic_limit = bytes ? bytes : UINT32_MAX; }
+
+/* Opens a TIFF on fd where it stands; `big`: BigTIFF, a second try after
+ * classic TIFF could not hold the file, which starts again from where
+ * the first began (`start`, the file cut back to it). */
+static bool writer_open(writer *w, int fd, bool big, off_t start, char *err, size_t n)
 {
   memset(w, 0, sizeof *w);
   w->s.fd = fd;
-  w->s.seekable = lseek(fd, 0, SEEK_CUR) >= 0;
+  w->big = big;
+  off_t at = lseek(fd, big ? start : 0, big ? SEEK_SET : SEEK_CUR);
+  w->s.seekable = at >= 0;
+  if (big && w->s.seekable && ftruncate(fd, start) != 0)
+    return hti_fail(err, n, "cannot write: %s", strerror(errno));
+  w->s.pos = w->s.seekable ? (size_t)at : 0;
   TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
   if (!opts)
     return hti_fail(err, n, "out of memory");
@@ -621,17 +649,31 @@ static bool writer_open(writer *w, int fd, char *err, size_t n)
   TIFFOpenOptionsSetWarningHandlerExtR(opts, on_tiff_warning, &w->e);
   /* BigTIFF only where the classic format's 4 GiB of offsets could not
    * hold the file ("w8" would make it unreadable for older readers) */
-  w->tif = TIFFClientOpenExt("output", "w", (thandle_t)&w->s, sink_read, sink_write, sink_seek, sink_close,
-                             sink_size, sink_map, sink_unmap, opts);
+  w->tif = TIFFClientOpenExt("output", big ? "w8" : "w", (thandle_t)&w->s, sink_read, sink_write, sink_seek,
+                             sink_close, sink_size, sink_map, sink_unmap, opts);
   TIFFOpenOptionsFree(opts);
   if (!w->tif)
     return hti_fail(err, n, "TIFF: %s", w->e.msg[0] ? w->e.msg : "cannot start the file");
   return true;
 }
 
-/* A failed step: the system's reason where a write failed, else libtiff's. */
+/* Whether `more` bytes after what is written pass what classic TIFF
+ * holds: then the file is written again as BigTIFF. */
+static bool writer_full(writer *w, uint64_t more)
+{
+  if (!w->big && w->s.end + more > classic_limit)
+    w->overflow = true;
+  return w->overflow;
+}
+
+/* A failed step: the system's reason where a write failed, else libtiff's
+ * (whose "Maximum TIFF file size exceeded" asks for BigTIFF). */
 static bool writer_fail(writer *w, char *err, size_t n)
 {
+  if (!w->big && strstr(w->e.msg, "Maximum TIFF file size exceeded"))
+    w->overflow = true;
+  if (w->overflow)
+    return hti_fail(err, n, "TIFF: the file passes the 4 GiB of classic TIFF");
   if (w->s.error)
     return hti_fail(err, n, "cannot write: %s", strerror(w->s.error));
   return hti_fail(err, n, "TIFF: %s", w->e.msg[0] ? w->e.msg : "cannot write the file");
@@ -641,7 +683,7 @@ static bool writer_fail(writer *w, char *err, size_t n)
  * writes out what was built in memory. */
 static bool writer_close(writer *w, bool ok, char *err, size_t n)
 {
-  if (ok && !TIFFFlush(w->tif))
+  if (ok && (!TIFFFlush(w->tif) || writer_full(w, 0)))
     ok = writer_fail(w, err, n);
   TIFFClose(w->tif);
   if (ok && !w->s.seekable)
@@ -779,13 +821,13 @@ static void *code_strips(void *arg)
 
 #define MAX_CODERS 16
 
-bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
+/* One try of hti_write_tiff, classic or BigTIFF (`big`); *overflow: it
+ * failed because classic TIFF cannot hold the file. */
+static bool write_gray(const hti_out *o, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
 {
   bool bilevel = o->depth == 1 && o->channels == 1;
-  if (o->compression == HTI_COMPRESS_G4 && !bilevel)
-    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only");
   writer w;
-  if (!writer_open(&w, fd, err, n))
+  if (!writer_open(&w, fd, big, start, err, n))
     return false;
   TIFF *tif = w.tif;
   set_common(tif, (uint32_t)o->width, (uint32_t)o->height, o->xdpi, o->ydpi, o->icc, o->icc_len);
@@ -801,10 +843,15 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
   if (coders < 2 && comp != COMPRESSION_CCITTFAX4) { /* G4: our coder, below */
     for (uint32_t y = 0, s = 0; ok && y < h; y += rows, s++) {
       uint32_t k = h - y < rows ? h - y : rows;
-      if (TIFFWriteEncodedStrip(tif, s, o->pixels + (size_t)y * o->stride, (tmsize_t)((size_t)k * o->stride)) < 0)
+      /* uncompressed, the strip's size is known before it is written */
+      if ((comp == COMPRESSION_NONE && writer_full(&w, (uint64_t)k * o->stride)) ||
+          TIFFWriteEncodedStrip(tif, s, o->pixels + (size_t)y * o->stride, (tmsize_t)((size_t)k * o->stride)) < 0 ||
+          writer_full(&w, 0))
         ok = writer_fail(&w, err, n);
     }
-    return writer_close(&w, ok, err, n);
+    ok = writer_close(&w, ok, err, n);
+    *overflow = w.overflow;
+    return ok;
   }
   /* batches of 4 strips a thread: coded together, written in order */
   uint32_t batch = 4 * (uint32_t)coders;
@@ -825,7 +872,7 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
     for (uint32_t i = 0; i < j.count; i++) {
       if (ok && (!data[i] || (comp == COMPRESSION_CCITTFAX4 && !len[i])))
         ok = hti_fail(err, n, "TIFF: cannot code strip %u (out of memory?)", (unsigned)(first + i));
-      if (ok && TIFFWriteRawStrip(tif, first + i, data[i], (tmsize_t)len[i]) < 0)
+      if (ok && (writer_full(&w, len[i]) || TIFFWriteRawStrip(tif, first + i, data[i], (tmsize_t)len[i]) < 0))
         ok = writer_fail(&w, err, n);
       if (comp != COMPRESSION_CCITTFAX4) {
         free(data[i]);
@@ -837,19 +884,37 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
     free(data[i]);
   free(data);
   free(len);
-  return writer_close(&w, ok, err, n);
+  ok = writer_close(&w, ok, err, n);
+  *overflow = w.overflow;
+  return ok;
 }
 
-static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
+/* Classic TIFF, and BigTIFF ("w8") only where the classic format cannot
+ * hold the file (older readers cannot read BigTIFF): found while it is
+ * written (each strip's coded size is known before it goes out, and
+ * libtiff says so of its directory), and then written again from the
+ * start as BigTIFF. The halftone is not computed again, and a file that
+ * fits comes out as it always did. */
+bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
+{
+  if (o->compression == HTI_COMPRESS_G4 && !(o->depth == 1 && o->channels == 1))
+    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only");
+  off_t start = lseek(fd, 0, SEEK_CUR);
+  bool overflow = false;
+  bool ok = write_gray(o, fd, false, start, &overflow, err, n);
+  if (!ok && overflow)
+    ok = write_gray(o, fd, true, start, &overflow, err, n);
+  return ok;
+}
+
+static bool write_cmyk_try(const hti_cmyk *c, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
 {
   bool all2 = true;
   for (int p = 0; p < 4; p++)
     all2 = all2 && c->levels[p] == 2;
   int file_bits = c->depth == 1 || all2 ? 1 : 8;
-  if (c->compression == HTI_COMPRESS_G4)
-    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only, not CMYK");
   writer w;
-  if (!writer_open(&w, fd, err, n))
+  if (!writer_open(&w, fd, big, start, err, n))
     return false;
   TIFF *tif = w.tif;
   set_common(tif, (uint32_t)c->width, (uint32_t)c->height, c->xdpi, c->ydpi, c->icc, c->icc_len);
@@ -887,11 +952,29 @@ static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
         }
         src = buf;
       }
-      if (TIFFWriteEncodedStrip(tif, (uint32_t)p * strips + s, (void *)(uintptr_t)src, (tmsize_t)(row * k)) < 0)
+      bool none = c->compression == HTI_COMPRESS_NONE;
+      if ((none && writer_full(&w, (uint64_t)row * k)) ||
+          TIFFWriteEncodedStrip(tif, (uint32_t)p * strips + s, (void *)(uintptr_t)src, (tmsize_t)(row * k)) < 0 ||
+          writer_full(&w, 0))
         ok = writer_fail(&w, err, n);
     }
   free(buf);
-  return writer_close(&w, ok, err, n);
+  ok = writer_close(&w, ok, err, n);
+  *overflow = w.overflow;
+  return ok;
+}
+
+/* As hti_write_tiff: BigTIFF where classic TIFF cannot hold the file. */
+static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
+{
+  if (c->compression == HTI_COMPRESS_G4)
+    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only, not CMYK");
+  off_t start = lseek(fd, 0, SEEK_CUR);
+  bool overflow = false;
+  bool ok = write_cmyk_try(c, fd, false, start, &overflow, err, n);
+  if (!ok && overflow)
+    ok = write_cmyk_try(c, fd, true, start, &overflow, err, n);
+  return ok;
 }
 #endif
 
