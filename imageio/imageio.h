@@ -113,6 +113,11 @@ bool hti_cmyk_to_rgb(hti_image *img, char *err, size_t err_size);
  * it can be read) into desc; false when it is no ICC profile. */
 bool hti_icc_info(const uint8_t *icc, size_t len, char *space, size_t space_size, char *desc,
                   size_t desc_size);
+/* Whether an ICC profile is sRGB's, whatever its name and version: RGB
+ * with sRGB's primaries (its rXYZ, gXYZ, bXYZ tags, adapted to D50) and
+ * a tone curve close to sRGB's (rTRC: a table, a parametric curve or a
+ * gamma near 2.2). */
+bool hti_icc_is_srgb(const uint8_t *icc, size_t len);
 
 /* One 8-bit plane of the image, `width` bytes a row, malloc'ed (NULL when
  * out of memory): channel `channel`, or with channel -1 the gray channel

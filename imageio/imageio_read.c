@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -516,6 +517,63 @@ bool hti_icc_info(const uint8_t *icc, size_t len, char *space, size_t space_size
     break;
   }
   return true;
+}
+
+/* The tag `sig` of a profile: its data and size, NULL when it has none
+ * that lies inside. */
+static const uint8_t *icc_tag(const uint8_t *icc, size_t len, const char *sig, size_t *size)
+{
+  uint32_t tags = hti_be32(icc + 128);
+  for (uint64_t i = 0; i < tags && 132 + 12 * (i + 1) <= len; i++) {
+    const uint8_t *t = icc + 132 + 12 * i;
+    uint64_t off = hti_be32(t + 4), n = hti_be32(t + 8);
+    if (memcmp(t, sig, 4) == 0)
+      return off <= len && n <= len - off ? (*size = (size_t)n, icc + off) : NULL;
+  }
+  return NULL;
+}
+
+/* An s15Fixed16 number. */
+static double icc_fixed(const uint8_t *p) { return (double)(int32_t)hti_be32(p) / 65536.0; }
+
+bool hti_icc_is_srgb(const uint8_t *icc, size_t len)
+{
+  char space[16];
+  if (!hti_icc_info(icc, len, space, sizeof space, NULL, 0) || strcmp(space, "RGB") != 0)
+    return false;
+  /* sRGB's primaries (and white) adapted to D50, as profiles hold them */
+  static const char *const sigs[3] = { "rXYZ", "gXYZ", "bXYZ" };
+  static const double xyz[3][3] = { { 0.4361, 0.2225, 0.0139 }, { 0.3851, 0.7169, 0.0971 },
+                                    { 0.1431, 0.0606, 0.7141 } };
+  for (int c = 0; c < 3; c++) {
+    size_t n = 0;
+    const uint8_t *t = icc_tag(icc, len, sigs[c], &n);
+    if (!t || n < 20 || memcmp(t, "XYZ ", 4) != 0)
+      return false;
+    for (int k = 0; k < 3; k++)
+      if (fabs(icc_fixed(t + 8 + 4 * k) - xyz[c][k]) > 0.005)
+        return false;
+  }
+  /* the tone curve: sRGB's (a table through its middle), or a gamma of
+   * about 2.2 or 2.4 (parametric, or one number) */
+  size_t n = 0;
+  const uint8_t *t = icc_tag(icc, len, "rTRC", &n);
+  if (!t || n < 12)
+    return false;
+  if (memcmp(t, "para", 4) == 0) {
+    double g = n >= 16 ? icc_fixed(t + 12) : 0;
+    return g >= 2.1 && g <= 2.5;
+  }
+  if (memcmp(t, "curv", 4) != 0)
+    return false;
+  uint64_t count = hti_be32(t + 8);
+  if (count == 1)
+    return n >= 14 && (t[12] << 8 | t[13]) >= 2.1 * 256 && (t[12] << 8 | t[13]) <= 2.3 * 256;
+  if (count < 2 || 12 + 2 * count > n)
+    return false;
+  uint64_t mid = (count - 1) / 2;
+  double x = (double)mid / (double)(count - 1), want = x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4);
+  return fabs((t[12 + 2 * mid] << 8 | t[13 + 2 * mid]) / 65535.0 - want) < 0.02;
 }
 
 /* ------------------------------------------------------------ helpers */

@@ -16,10 +16,14 @@ tmpfs (root, or a user namespace where unshare allows one; skips else).
                       the output's and every plate's temporary file removed
   png-wide            a PNG wider or higher than libpng writes (10^6) is
                       refused before the work, not after it
+  messages            --separations "" refused; --levels and gray formats
+                      name what the colour mode makes; a default run on an
+                      sRGB photo prints nothing
 """
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -32,7 +36,7 @@ from cases import SKIP, Skip, check, default_signals, run_case  # noqa: E402
 
 class Env:
     def __init__(self, halftone, data):
-        self.halftone, self.data = halftone, data
+        self.halftone, self.data = os.path.abspath(halftone), os.path.abspath(data)
         self.dir = tempfile.mkdtemp(prefix="ht-outputs-")
 
     def path(self, name):
@@ -221,10 +225,107 @@ def case_png_wide(env):
     env.ok(src, "/dev/null")
 
 
+def icc_rgb(desc, primaries, trc):
+    """An RGB display profile: 'desc', rXYZ/gXYZ/bXYZ = `primaries` (D50),
+    and one tone curve for r, g and b, `trc` ('curv' or 'para' data)."""
+    def xyz(v):
+        return b"XYZ \0\0\0\0" + b"".join(struct.pack(">i", round(c * 65536)) for c in v)
+    text = desc.encode() + b"\0"
+    tags = [(b"desc", b"desc\0\0\0\0" + struct.pack(">I", len(text)) + text + b"\0" * 79)]
+    tags += [(k, xyz(v)) for k, v in zip((b"rXYZ", b"gXYZ", b"bXYZ"), primaries)]
+    tags += [(k, trc) for k in (b"rTRC", b"gTRC", b"bTRC")]
+    off = 128 + 4 + 12 * len(tags)
+    table, body = b"", b""
+    for sig, data in tags:
+        data += b"\0" * (-len(data) % 4)
+        table += sig + struct.pack(">II", off + len(body), len(data))
+        body += data
+    head = struct.pack(">I4sI4s4s4s", off + len(body), b"none", 0x02100000, b"mntr", b"RGB ", b"XYZ ")
+    head = (head + b"\0" * 12 + b"acsp").ljust(68, b"\0") + struct.pack(">iii", 63190, 65536, 54061)
+    return head.ljust(128, b"\0") + struct.pack(">I", len(tags)) + table + body
+
+
+SRGB = ((0.4361, 0.2225, 0.0139), (0.3851, 0.7169, 0.0971), (0.1431, 0.0606, 0.7141))
+ADOBE = ((0.6097, 0.3111, 0.0195), (0.2053, 0.6257, 0.0609), (0.1492, 0.0632, 0.7446))
+
+
+def srgb_table(n):
+    def f(x):
+        return x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4
+    return b"curv\0\0\0\0" + struct.pack(">I", n) + b"".join(struct.pack(">H", round(f(i / (n - 1)) * 65535))
+                                                             for i in range(n))
+
+
+def png_rgb_icc(path, w, h, icc):
+    """A colour PNG (a smooth picture) with the profile in iCCP."""
+    import zlib
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    raw = b"".join(b"\0" + bytes(v for x in range(w) for v in ((x * 5) & 255, (y * 5) & 255, (x + y) & 255))
+                   for y in range(h))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"iCCP", b"a profile\0\0" + zlib.compress(icc)) + chunk(b"IDAT", zlib.compress(raw))
+                + chunk(b"IEND", b""))
+
+
+def case_messages(env):
+    """What the messages say: --separations "" is refused; --levels with
+    the wrong count names what the planes are (the inks for cmyk, the
+    input's channels else); a gray format for colour output names the
+    colour mode asked for; and a default run on an sRGB photo prints
+    nothing, while a profile gray output cannot stand for (another RGB
+    space, linear sRGB) still gets its notice."""
+    tiny, crop = (os.path.join(env.data, "fixtures", n) for n in ("tiny.ppm", "photo-crop.pgm"))
+    usage = [(["--color", "per-channel", "--separations", "", tiny, "out.ppm"],
+              r"^halftone: --separations needs a PREFIX for the plates' names \(PREFIX-r\.pbm, PREFIX-c\.pbm \.\.\.\), "
+              r"not '' \(see halftone --help\)$"),
+             (["--levels", "4,4,4", "--color", "cmyk", tiny, "out.ppm"],
+              r"^halftone: --levels gives 3 values, one per colour plane, but --color cmyk has 4 ink planes "
+              r"\(C, M, Y, K\) \(see halftone --help\)$"),
+             (["--levels", "4,4,4", "--color", "per-channel", crop, "out.ppm"],
+              r"^halftone: --levels gives 3 values, one per colour plane, but .*photo-crop\.pgm has 1 colour channel "),
+             (["--color", "cmyk", tiny, "x.pbm"],
+              r"^halftone: x\.pbm: --color cmyk gives four ink planes; write \.tif \(a CMYK TIFF\) or \.ppm or \.png "
+              r"\(their RGB rendering\) \(see halftone --help\)$"),
+             (["--color", "plane-dependent", tiny, "x.pgm"],
+              r"^halftone: x\.pgm: --color plane-dependent on colour input gives RGB; write \.ppm or \.png ")]
+    for args, pattern in usage:
+        rc, _, err = env.run(*args, cwd=env.dir)
+        check(rc == 2, "%s: exit %d (%r)" % (args, rc, err))
+        one_line(err, pattern, " ".join(args))
+    check(os.listdir(env.dir) == [], "left: %s" % os.listdir(env.dir))
+    if not env.has("PNG", "probe.png"):
+        raise Skip("this build has no PNG support")
+    outs = ["out.png"] + (["out.tif"] if env.has("TIFF", "probe.tif") else [])
+    # the project's own sRGB photo (HP's sRGB IEC61966-2.1), and sRGB
+    # profiles written here: a table, a parametric curve, a gamma of 2.2
+    photos = [os.path.join(env.data, "coffee.png")]
+    for name, trc in (("table", srgb_table(1024)), ("para", b"para\0\0\0\0" + struct.pack(">HHi", 0, 0, round(2.4 * 65536))),
+                      ("gamma", b"curv\0\0\0\0" + struct.pack(">IH", 1, round(2.2 * 256)) + b"\0\0")):
+        photos.append(env.path("srgb-%s.png" % name))
+        png_rgb_icc(photos[-1], 64, 48, icc_rgb("sRGB (%s)" % name, SRGB, trc))
+    for photo in photos:
+        for out in outs:
+            rc, _, err = env.run(photo, env.path(out))
+            check(rc == 0 and err == "", "%s -> %s: exit %d, stderr %r (wanted nothing)" % (photo, out, rc, err))
+    for name, prim, trc in (("Adobe RGB", ADOBE, b"curv\0\0\0\0" + struct.pack(">IH", 1, 563) + b"\0\0"),
+                            ("linear sRGB", SRGB, b"curv\0\0\0\0" + struct.pack(">I", 0))):
+        photo = env.path("other.png")
+        png_rgb_icc(photo, 64, 48, icc_rgb(name, prim, trc))
+        for out in outs:
+            rc, _, err = env.run(photo, env.path(out))
+            check(rc == 0, "%s -> %s: exit %d (%r)" % (name, out, rc, err))
+            one_line(err, r"^halftone: .*%s: the input's ICC profile \(%s, RGB\) is not kept: it describes RGB and the "
+                     r"output is gray$" % (re.escape(out), name), "%s -> %s" % (name, out))
+
+
 CASES = {
     "separations-full": case_separations_full,
     "separations-signal": case_separations_signal,
     "png-wide": case_png_wide,
+    "messages": case_messages,
 }
 
 

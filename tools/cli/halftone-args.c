@@ -185,7 +185,12 @@ int parse_args(int argc, char **argv, options *o)
       o->given |= GIVEN(HT_PARAM_INTERPLANE_FORWARD) | GIVEN(HT_PARAM_INTERPLANE_BACKWARD);
       break;
     }
-    case OPT_SEPARATIONS: o->separations = arg; break;
+    case OPT_SEPARATIONS:
+      if (!*arg) /* the plates would be "-r.pbm" ... in the current folder */
+        return usage_error("--separations needs a PREFIX for the plates' names (PREFIX-r.pbm, PREFIX-c.pbm ...), "
+                           "not ''");
+      o->separations = arg;
+      break;
     case 'V':
     case CLI_OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':

@@ -312,16 +312,23 @@ int main(int argc, char **argv)
   rc = 1;
 
   /* --- output layout */
+  const char *mode = ht_choice_by_value(HT_LIST_COLOR_MODES, (int)o.color)->name;
   if (o.nplane_levels > 0 && o.nplane_levels != planes) {
     hti_release(&im);
     hti_dest_close(&dest);
-    return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but %s has %d", o.nplane_levels,
-                                 o.input, planes));
+    if (cmyk) /* the planes are the inks, whatever the input has */
+      return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but --color cmyk has %d ink "
+                                   "planes (C, M, Y, K)", o.nplane_levels, planes));
+    return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but %s has %d colour channel%s",
+                                 o.nplane_levels, in_name, planes, planes == 1 ? "" : "s"));
   }
   if (per_channel && (kind == HTI_PBM || kind == HTI_PGM)) {
     hti_release(&im);
     hti_dest_close(&dest);
-    return quit(ctx, usage_error("%s: --color per-channel on colour input gives RGB; write .ppm or .png", o.output));
+    if (cmyk)
+      return quit(ctx, usage_error("%s: --color cmyk gives four ink planes; write .tif (a CMYK TIFF) or .ppm or .png "
+                                   "(their RGB rendering)", o.output));
+    return quit(ctx, usage_error("%s: --color %s on colour input gives RGB; write .ppm or .png", o.output, mode));
   }
   if (kind == HTI_PPM && !cmyk && planes != 3) {
     hti_release(&im);
@@ -398,8 +405,13 @@ int main(int argc, char **argv)
     } else if (holds_meta) {
       snprintf(icc_fate, sizeof icc_fate, "not kept: it describes %s and the output is %s", icc_space,
                planes == 1 ? "gray" : "RGB");
-      notice_add(&notes, "%s: the input's ICC profile (%s%s%s) is %s", o.output, icc_desc[0] ? icc_desc : icc_space,
-                 icc_desc[0] ? ", " : "", icc_desc[0] ? icc_space : "", icc_fate);
+      /* an sRGB profile on gray output goes without a word: gray without
+       * a profile is read as sRGB's gray anyway, and nearly every photo
+       * carries one (--metrics still says what became of it) */
+      if (!(planes == 1 && hti_icc_is_srgb(im.icc, im.icc_len)))
+        notice_add(&notes, "%s: the input's ICC profile (%s%s%s) is %s", o.output,
+                   icc_desc[0] ? icc_desc : icc_space, icc_desc[0] ? ", " : "", icc_desc[0] ? icc_space : "",
+                   icc_fate);
     } else {
       snprintf(icc_fate, sizeof icc_fate, "not kept: %s has no place for it", hti_kind_name((hti_kind)kind));
     }
