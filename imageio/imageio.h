@@ -260,9 +260,16 @@ typedef struct {
 bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool force, char *err,
                    size_t err_size);
 /* "-" as `output` is standard output: refused when it is a terminal
- * (binary data would be garbage there), else written straight (no
- * temporary file: a failure part way leaves what was written in the
- * pipe, and the exit status says so). */
+ * (binary data would be garbage there), when it was closed at the start
+ * (hti_std_fds; an image sent to /dev/null is no success) and when it is
+ * the input file (device and inode, as for named outputs), else written
+ * straight (no temporary file: a failure part way leaves what was
+ * written in the pipe, and the exit status says so). */
+/* Whether `path` is "-" or names the process's standard output where
+ * that is no regular file (/dev/stdout or /proc/self/fd/1 on a pipe), so
+ * that it is written as "-" is; a regular file behind /dev/stdout is
+ * replaced as any named file. */
+bool hti_is_stdout(const char *path);
 
 /* Writes the file to the temporary file, syncs it to the disk and renames
  * it over the destination. False with a message in err; the caller then

@@ -134,14 +134,32 @@ void hti_signals(const char *prog)
   signal(SIGXFSZ, SIG_IGN);
 }
 
+/* Standard output was closed when the process started (hti_std_fds put
+ * /dev/null there): "-" as OUTPUT is then refused, not sent nowhere. */
+static bool stdout_closed;
+
 void hti_std_fds(void)
 {
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      if (fd == STDOUT_FILENO)
+        stdout_closed = true;
       int nul = open("/dev/null", O_RDWR);
       if (nul >= 0 && nul != fd) /* lowest free: fd itself, unless /dev/null is missing */
         close(nul);
     }
+}
+
+bool hti_is_stdout(const char *path)
+{
+  if (strcmp(path, "-") == 0)
+    return true;
+  /* closed: /dev/null stands in, so only the names of descriptor 1 tell */
+  if (stdout_closed)
+    return strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/fd/1") == 0 || strcmp(path, "/proc/self/fd/1") == 0;
+  struct stat a, b;
+  return stat(path, &a) == 0 && !S_ISREG(a.st_mode) && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino && !hti_is_null_device(path);
 }
 
 /* The file a symbolic link finally points to (chains followed, the
@@ -187,9 +205,19 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
   if (strcmp(output, "-") == 0) {
     /* Binary data on a terminal is garbage and can upset it: standard
      * output must be redirected to a file or a pipe. */
+    if (stdout_closed)
+      return hti_fail(err, n, "standard output is closed; redirect it to a file or a pipe (or name an OUTPUT "
+                              "file)");
     if (isatty(STDOUT_FILENO))
       return hti_fail(err, n, "standard output is a terminal; redirect it to a file or a pipe "
                               "(or name an OUTPUT file)");
+    /* the input itself (1<>in.pgm): written as it is read */
+    struct stat out, in;
+    if (input && fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode) &&
+        (strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &in) : stat(input, &in)) == 0 && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino)
+      return hti_fail(err, n, "standard output is the input file; writing it would destroy the input (redirect "
+                              "it elsewhere)");
     /* a descriptor of its own: the caller may then point descriptor 1
      * elsewhere (halftone sends what it prints to stderr) */
     int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);

@@ -19,6 +19,8 @@ tmpfs (root, or a user namespace where unshare allows one; skips else).
   messages            --separations "" refused; --levels and gray formats
                       name what the colour mode makes; a default run on an
                       sRGB photo prints nothing
+  stdout              OUTPUT - refused when standard output is the input
+                      file or closed; /dev/stdout on a pipe is -
 """
 import os
 import re
@@ -321,11 +323,71 @@ def case_messages(env):
                      r"output is gray$" % (re.escape(out), name), "%s -> %s" % (name, out))
 
 
+def case_stdout(env):
+    """OUTPUT - (standard output) is refused when standard output is the
+    input file (1<>in.pgm: it would be written while it is read), under
+    any name, also when the input comes from standard input, and when it
+    is closed (the image would go to /dev/null, with exit 0); /dev/stdout
+    is standard output where that is a pipe (the bytes of -), and a file
+    it points to is replaced as any named file."""
+    src = env.path("in.pgm")
+    with open(os.path.join(env.data, "fixtures", "photo-crop.pgm"), "rb") as f:
+        original = f.read()
+    with open(src, "wb") as f:
+        f.write(original)
+    os.link(src, env.path("hard.pgm"))
+    ref = env.path("ref.pbm")
+    env.ok(src, ref)
+    reference = open(ref, "rb").read()
+    for inp, stdin in ((src, None), (env.path("hard.pgm"), None), ("-", src)):
+        with open(src, "r+b") as same:  # 1<>in.pgm: read-write, not truncated
+            fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+            p = subprocess.run([env.halftone, "--format", "pgm", "--levels", "256", inp, "-"], stdin=fin, stdout=same,
+                               stderr=subprocess.PIPE, timeout=60)
+            if stdin:
+                fin.close()
+        err = p.stderr.decode()
+        check(p.returncode == 1, "%s, standard output the input: exit %d (%r)" % (inp, p.returncode, err))
+        one_line(err, r"^halftone: -: standard output is the input file; writing it would destroy the input",
+                 "%s, standard output the input" % inp)
+        check(open(src, "rb").read() == original, "%s: the input changed" % inp)
+    # standard output closed
+    p = subprocess.run([env.halftone, "--format", "pbm", src, "-"], stderr=subprocess.PIPE, timeout=60,
+                       preexec_fn=lambda: os.close(1))
+    err = p.stderr.decode()
+    check(p.returncode == 1, "standard output closed: exit %d (%r)" % (p.returncode, err))
+    one_line(err, r"^halftone: -: standard output is closed; redirect it", "standard output closed")
+    for name in ("/dev/stdout", "/proc/self/fd/1"):
+        if not os.path.exists(name):
+            continue
+        p = subprocess.run([env.halftone, "--format", "pbm", src, name], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60, preexec_fn=lambda: os.close(1))
+        check(p.returncode == 1 and b"standard output is closed" in p.stderr, "%s closed: exit %d (%r)" %
+              (name, p.returncode, p.stderr))
+        # a pipe: written as - is
+        p = subprocess.run([env.halftone, "--format", "pbm", src, name], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        check(p.returncode == 0 and p.stdout == reference,
+              "%s on a pipe: exit %d, %d bytes (%r)" % (name, p.returncode, len(p.stdout), p.stderr))
+        rc, _, err = env.run(src, name, stdin=subprocess.DEVNULL)
+        check(rc == 2 and re.search(r"OUTPUT %s \(standard output\) needs --format" % re.escape(name), err),
+              "%s without --format: exit %d (%r)" % (name, rc, err))
+        # a regular file: replaced as a named file is
+        out = env.path("via-stdout.pbm")
+        with open(out, "wb") as f:
+            p = subprocess.run([env.halftone, "--format", "pbm", src, name], stdout=f, stderr=subprocess.PIPE,
+                               timeout=60)
+        check(p.returncode == 0 and open(out, "rb").read() == reference,
+              "%s to a file: exit %d (%r)" % (name, p.returncode, p.stderr))
+    check(not [n for n in os.listdir(env.dir) if ".tmp-" in n], "temporary files left: %s" % os.listdir(env.dir))
+
+
 CASES = {
     "separations-full": case_separations_full,
     "separations-signal": case_separations_signal,
     "png-wide": case_png_wide,
     "messages": case_messages,
+    "stdout": case_stdout,
 }
 
 

@@ -27,8 +27,9 @@ static const char help_head[] =
   "OUTPUT  the extension (or --format) picks the format:\n";
 /* then the formats (help_formats), */
 static const char help_output[] =
-  "        - writes standard output (needs --format; refused on a terminal);\n"
-  "        what --metrics and --bench print then goes to stderr.\n"
+  "        - writes standard output (needs --format; refused on a terminal,\n"
+  "        when closed or when it is the input file), as /dev/stdout does on a\n"
+  "        pipe; what --metrics and --bench print then goes to stderr.\n"
   "        /dev/null: nothing is written (e.g. with --bench or --metrics)\n";
 /* which of them keep the resolution and ICC profile (help_metadata), */
 static const char help_output_tail[] =

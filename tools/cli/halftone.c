@@ -224,12 +224,13 @@ int main(int argc, char **argv)
   rc = setup(&o, &params, &ctx, &notes);
   if (rc >= 0)
     return rc;
-  bool to_stdout = strcmp(o.output, "-") == 0;
+  /* "-", or /dev/stdout and the like where standard output is a pipe */
+  bool to_stdout = hti_is_stdout(o.output);
   int kind = hti_kind_from_path(o.output);
   if (kind != HTI_NULL && o.format >= 0)
     kind = o.format;
   if (kind < 0 && to_stdout)
-    return quit(ctx, usage_error("OUTPUT - (standard output) needs --format %s", format_names_or()));
+    return quit(ctx, usage_error("OUTPUT %s (standard output) needs --format %s", o.output, format_names_or()));
   if (kind < 0) {
     char endings[128];
     format_list(endings, sizeof endings, FORMATS_WRITTEN, FORMAT_EXTENSIONS, " or ");
@@ -260,7 +261,7 @@ int main(int argc, char **argv)
 
   char err[512];
   hti_dest dest;
-  if (!hti_dest_open(&dest, o.output, o.input, o.force, err, sizeof err)) {
+  if (!hti_dest_open(&dest, to_stdout ? "-" : o.output, o.input, o.force, err, sizeof err)) {
     say("%s: %s", o.output, err);
     return quit(ctx, 1);
   }
