@@ -821,10 +821,30 @@ static void *code_strips(void *arg)
 
 #define MAX_CODERS 16
 
-/* One try of hti_write_tiff, classic or BigTIFF (`big`); *overflow: it
- * failed because classic TIFF cannot hold the file. */
-static bool write_gray(const hti_out *o, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
+/* One try of writing an image (an hti_out or an hti_cmyk) as classic
+ * TIFF or BigTIFF (`big`) into fd from `start`; *overflow: it failed
+ * because classic TIFF cannot hold the file. */
+typedef bool (*tiff_try)(const void *img, int fd, bool big, off_t start, bool *overflow, char *err, size_t n);
+
+/* Classic TIFF, and BigTIFF ("w8") only where the classic format cannot
+ * hold the file (older readers cannot read BigTIFF): found while it is
+ * written (each strip's coded size is known before it goes out, and
+ * libtiff says so of its directory), and then written again from the
+ * start as BigTIFF. The halftone is not computed again, and a file that
+ * fits comes out as it always did. */
+static bool classic_or_big(tiff_try attempt, const void *img, int fd, char *err, size_t n)
 {
+  off_t start = lseek(fd, 0, SEEK_CUR);
+  bool overflow = false;
+  bool ok = attempt(img, fd, false, start, &overflow, err, n);
+  if (!ok && overflow)
+    ok = attempt(img, fd, true, start, &overflow, err, n);
+  return ok;
+}
+
+static bool write_gray(const void *img, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
+{
+  const hti_out *o = img;
   bool bilevel = o->depth == 1 && o->channels == 1;
   writer w;
   if (!writer_open(&w, fd, big, start, err, n))
@@ -889,26 +909,16 @@ static bool write_gray(const hti_out *o, int fd, bool big, off_t start, bool *ov
   return ok;
 }
 
-/* Classic TIFF, and BigTIFF ("w8") only where the classic format cannot
- * hold the file (older readers cannot read BigTIFF): found while it is
- * written (each strip's coded size is known before it goes out, and
- * libtiff says so of its directory), and then written again from the
- * start as BigTIFF. The halftone is not computed again, and a file that
- * fits comes out as it always did. */
 bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
 {
   if (o->compression == HTI_COMPRESS_G4 && !(o->depth == 1 && o->channels == 1))
     return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only");
-  off_t start = lseek(fd, 0, SEEK_CUR);
-  bool overflow = false;
-  bool ok = write_gray(o, fd, false, start, &overflow, err, n);
-  if (!ok && overflow)
-    ok = write_gray(o, fd, true, start, &overflow, err, n);
-  return ok;
+  return classic_or_big(write_gray, o, fd, err, n);
 }
 
-static bool write_cmyk_try(const hti_cmyk *c, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
+static bool write_cmyk_try(const void *img, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
 {
+  const hti_cmyk *c = img;
   bool all2 = true;
   for (int p = 0; p < 4; p++)
     all2 = all2 && c->levels[p] == 2;
@@ -969,12 +979,7 @@ static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
 {
   if (c->compression == HTI_COMPRESS_G4)
     return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only, not CMYK");
-  off_t start = lseek(fd, 0, SEEK_CUR);
-  bool overflow = false;
-  bool ok = write_cmyk_try(c, fd, false, start, &overflow, err, n);
-  if (!ok && overflow)
-    ok = write_cmyk_try(c, fd, true, start, &overflow, err, n);
-  return ok;
+  return classic_or_big(write_cmyk_try, c, fd, err, n);
 }
 #endif
 

@@ -34,11 +34,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from cases import Fail, Skip, check, run_case  # noqa: E402
+from cases import Skip, check, run_case  # noqa: E402
 
 MIB = 1 << 20
 # What a refusal may take at most: the process's peak resident memory

@@ -33,7 +33,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from cases import SKIP, Skip, check, default_signals, run_case  # noqa: E402
+from cases import Skip, check, default_signals, run_case  # noqa: E402
+from test_safety import Tmpfs, fill, in_namespace  # noqa: E402  (a tiny tmpfs, as root or in a user namespace)
 
 
 class Env:
@@ -87,61 +88,13 @@ def noise_ppm(path, w, h, seed=1):
         f.write(b"P6\n%d %d\n255\n" % (w, h) + bytes(data))
 
 
-# ------------------------------------------------------------ a tmpfs
-
-def in_namespace():
-    """As root: False. Else runs the case again as root of a new user and
-    mount namespace (unshare -rm) and returns True (its result raised);
-    skips when that is not possible."""
-    if os.geteuid() == 0:
-        return False
-    if os.environ.get("HT_TEST_IN_USERNS"):
-        raise Skip("no root in the user namespace")
-    try:
-        p = subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        raise Skip("not root, and no unshare") from None
-    if p.returncode != 0:
-        raise Skip("not root, and no user namespace (unshare -rm: %s)" % p.stderr.decode().strip())
-    p = subprocess.run(["unshare", "-rm", sys.executable] + sys.argv, env=dict(os.environ, HT_TEST_IN_USERNS="1"),
-                       timeout=600)
-    if p.returncode == SKIP:
-        raise Skip("skipped in the user namespace")
-    check(p.returncode == 0, "the case failed in a user namespace (exit %d)" % p.returncode)
-    return True
-
-
-class Tmpfs:
-    def __init__(self, path, size):
-        self.path = path
-        os.makedirs(path, exist_ok=True)
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d,mode=0777" % size, "tmpfs", path],
-                           capture_output=True)
-        if p.returncode != 0:
-            raise Skip("cannot mount a tmpfs: %s" % p.stderr.decode().strip())
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        subprocess.run(["umount", "-l", self.path])
-
-
-def fill(folder, leave):
-    """Fills the file system of `folder` up to `leave` bytes free."""
-    st = os.statvfs(folder)
-    free = st.f_bavail * st.f_frsize
-    with open(os.path.join(folder, "filler"), "wb") as f:
-        f.write(b"\0" * max(0, free - leave))
-
-
 # ------------------------------------------------------------ cases
 
 def case_separations_full(env):
     """Three plates of 38 KB and a PNG: with room for two plates, the run
     fails at the third, and neither a plate nor the output appears; with
     an earlier set in place, that set stays as it was, whole."""
-    if in_namespace():
+    if in_namespace(env):
         return
     src = env.path("noise.ppm")
     noise_ppm(src, 640, 480)
@@ -149,7 +102,7 @@ def case_separations_full(env):
     args = ["--quiet", "--color", "per-channel"]
     plate = 640 * 480 // 8 + 20  # a PBM plate
     mnt = env.path("mnt")
-    with Tmpfs(mnt, 4 << 20):
+    with Tmpfs(mnt, "size=4m,mode=0777"):
         out, prefix = os.path.join(mnt, out_name), os.path.join(mnt, "sep")
         for earlier in (False, True):
             if earlier:  # a complete set from another image
