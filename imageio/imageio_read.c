@@ -287,11 +287,9 @@ static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *le
         image = (uint64_t)hd.samples * (hd.maxval == 255 ? 1 : 2);
       }
       /* binary: exactly `end` bytes come, checked with the image at once */
-      if (!hd.ascii ? hti_fits_memory(image + end, 0, hd.w, hd.h, err, n) && stream_declares(&s, image, hd.w, hd.h, err, n)
-                    : stream_declares(&s, image, hd.w, hd.h, err, n))
-        ok = stream_fill(&s, end < limit ? (size_t)end : limit, end < limit ? (size_t)end : limit, err, n);
-      else
-        ok = false;
+      ok = (hd.ascii || hti_fits_memory(image + end, 0, hd.w, hd.h, err, n)) &&
+           stream_declares(&s, image, hd.w, hd.h, err, n) &&
+           stream_fill(&s, end < limit ? (size_t)end : limit, end < limit ? (size_t)end : limit, err, n);
     }
   } else if (ok && hti_png_signature(s.buf, s.used)) {
     /* IHDR first: its size bounds the rest; then chunk by chunk to IEND */
@@ -541,7 +539,7 @@ bool hti_icc_is_srgb(const uint8_t *icc, size_t len)
   char space[16];
   if (!hti_icc_info(icc, len, space, sizeof space, NULL, 0) || strcmp(space, "RGB") != 0)
     return false;
-  /* sRGB's primaries (and white) adapted to D50, as profiles hold them */
+  /* sRGB's primaries adapted to D50, as profiles hold them */
   static const char *const sigs[3] = { "rXYZ", "gXYZ", "bXYZ" };
   static const double xyz[3][3] = { { 0.4361, 0.2225, 0.0139 }, { 0.3851, 0.7169, 0.0971 },
                                     { 0.1431, 0.0606, 0.7141 } };

@@ -148,8 +148,8 @@ bool hti_fits_memory_text(uint64_t bytes, uint64_t input_len, bool stream, uint6
   }
   if (kind == BY_RATIO) {
     char b[32], f[32], opt[32];
-    return hti_fail(err, n, "too large: %s needs %s, and by default a %llu-byte file may claim at most %s (%d times "
-                    "its size, at least %s); --max-memory %s allows it", what, a, (unsigned long long)input_len,
+    return hti_fail(err, n, "too large: %s needs %s, and by default a file of %llu bytes may claim at most %s (%d "
+                    "times its size, at least %s); --max-memory %s allows it", what, a, (unsigned long long)input_len,
                     bytes_text(b, sizeof b, limit), SMALL_RATIO, bytes_text(f, sizeof f, SMALL_FLOOR),
                     size_option(opt, sizeof opt, bytes));
   }

@@ -306,7 +306,7 @@ def case_bombs(env):
             continue
         path = env.write(name, data)
         env.refused([path, env.path("out.pbm")],
-                    r"%s: too large: \d+x\d+ needs [\d.]+ GiB, and by default a %d-byte file may claim at most "
+                    r"%s: too large: \d+x\d+ needs [\d.]+ GiB, and by default a file of %d bytes may claim at most "
                     r"[\d.]+ [MG]iB \(1024 times its size, at least 1\.0 GiB\)%s" % (re.escape(path), len(data), HOW),
                     "%s (%d bytes)" % (name, len(data)))
         check(not os.path.exists(env.path("out.pbm")), "%s: an output was written" % name)
