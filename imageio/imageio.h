@@ -15,7 +15,7 @@
  * be a known signature, and the header bounds what follows, so an endless stream such as /dev/zero is
  * refused instead of filling the memory. Every allocation sized from a
  * header is checked first against what the file can hold ("truncated")
- * and the memory the process may use ("too large").
+ * and the memory budget (hti_set_memory_limit: "too large").
  *
  * Writing claims the destination before the work (hti_dest_open: the
  * checks, and the temporary file beside the destination), builds the
@@ -89,6 +89,19 @@ typedef struct {
 bool hti_read(const char *path, hti_image *img, char *err, size_t err_size);
 void hti_release(hti_image *img);
 
+/* The memory budget of reading: every reader and stream checks what a
+ * header declares against it before allocating, and refuses more as
+ * "too large". By default the least of 4 GiB, the machine's memory, and,
+ * for a file, 1024 times its size but at least 1 GiB (a small file that
+ * declares a huge image is a decompression bomb whatever its codec);
+ * never more than the process's address-space or data limit. `bytes` > 0
+ * replaces the default (the tools' --max-memory); 0 restores it. */
+void hti_set_memory_limit(uint64_t bytes);
+/* "4G", "512M", "1.5G", "300000000": a size in bytes, with K, M, G or T
+ * (powers of 1024, an optional "B" or "iB" after them); false when it is
+ * none or zero. */
+bool hti_parse_size(const char *text, uint64_t *bytes);
+
 /* Turns a CMYK image (img->cmyk) into RGB in place, by the plain formula
  * R = (1 - C)(1 - K), G = (1 - M)(1 - K), B = (1 - Y)(1 - K) on the
  * samples scaled to 0..1, rounded to nearest; no colour management (an
@@ -100,6 +113,11 @@ bool hti_cmyk_to_rgb(hti_image *img, char *err, size_t err_size);
  * it can be read) into desc; false when it is no ICC profile. */
 bool hti_icc_info(const uint8_t *icc, size_t len, char *space, size_t space_size, char *desc,
                   size_t desc_size);
+/* Whether an ICC profile is sRGB's, whatever its name and version: RGB
+ * with sRGB's primaries (its rXYZ, gXYZ, bXYZ tags, adapted to D50) and
+ * a tone curve close to sRGB's (rTRC: a table, a parametric curve or a
+ * gamma near 2.2). */
+bool hti_icc_is_srgb(const uint8_t *icc, size_t len);
 
 /* One 8-bit plane of the image, `width` bytes a row, malloc'ed (NULL when
  * out of memory): channel `channel`, or with channel -1 the gray channel
@@ -136,7 +154,9 @@ int hti_compression_from_name(const char *name);
  *   depth 16: native uint16 samples (PNG and TIFF only).
  * TIFF output is 1-bit gray (CCITT G4 by default), or 8/16-bit gray,
  * gray+alpha, RGB or RGBA (Deflate by default), written in strips
- * straight from `pixels`. */
+ * straight from `pixels`; classic TIFF, or BigTIFF where the file passes
+ * the 4 GiB of classic TIFF (the file is then written again, as
+ * BigTIFF: a file that fits comes out as before). */
 typedef struct {
   hti_kind kind;
   int64_t width, height;
@@ -160,7 +180,9 @@ typedef struct {
 } hti_out;
 
 /* Checks the combination (e.g. PBM needs depth 1 and one channel) and
- * allocates. False with a message in err when it cannot. */
+ * the size (PNG: at most 1 000 000 pixels a side), so that what the
+ * writer would refuse is refused before the work, and allocates. False
+ * with a message in err when it cannot. */
 bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int channels,
                   int depth, char *err, size_t err_size);
 void hti_out_free(hti_out *o);
@@ -197,6 +219,9 @@ typedef struct {
    * them or the format is never read or written */
   bool (*read)(const uint8_t *data, size_t len, hti_image *img, char *err, size_t err_size);
   bool (*write)(const hti_out *o, int fd, char *err, size_t err_size);
+  int64_t max_side;          /* the widest and highest image it writes
+                                (hti_out_init refuses more, before the
+                                work); 0: the tools' own bound          */
 } hti_format;
 
 /* The table, `*count` rows in hti_kind's order, and a kind's row (NULL
@@ -216,6 +241,11 @@ typedef struct {
   int fd;       /* open on tmp (on standard output for "-"), or -1            */
   bool discard; /* OUTPUT is the null device: nothing is written              */
   bool to_stdout; /* OUTPUT is "-": written straight to standard output       */
+  bool defer;   /* set by the caller: hti_out_write and hti_write_cmyk_tiff
+                   write and sync the temporary file but leave the rename to
+                   hti_dest_commit, which puts a set of outputs in place
+                   together                                                 */
+  int slot;     /* private: the signal handler's slot of tmp, or -1         */
 } hti_dest;
 
 /* Claims `output` before any work, so that a run fails before the work
@@ -230,9 +260,16 @@ typedef struct {
 bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool force, char *err,
                    size_t err_size);
 /* "-" as `output` is standard output: refused when it is a terminal
- * (binary data would be garbage there), else written straight (no
- * temporary file: a failure part way leaves what was written in the
- * pipe, and the exit status says so). */
+ * (binary data would be garbage there), when it was closed at the start
+ * (hti_std_fds; an image sent to /dev/null is no success) and when it is
+ * the input file (device and inode, as for named outputs), else written
+ * straight (no temporary file: a failure part way leaves what was
+ * written in the pipe, and the exit status says so). */
+/* Whether `path` is "-" or names the process's standard output where
+ * that is no regular file (/dev/stdout or /proc/self/fd/1 on a pipe), so
+ * that it is written as "-" is; a regular file behind /dev/stdout is
+ * replaced as any named file. */
+bool hti_is_stdout(const char *path);
 
 /* Writes the file to the temporary file, syncs it to the disk and renames
  * it over the destination. False with a message in err; the caller then
@@ -277,9 +314,19 @@ typedef struct {
 bool hti_write_cmyk_tiff(const hti_cmyk *img, hti_dest *d, char *err, size_t err_size);
 /* Removes the temporary file unless hti_out_write renamed it; frees. */
 void hti_dest_close(hti_dest *d);
+/* Renames the temporary files of `count` destinations, each written
+ * with `defer` set, into place in their order, with signals held until
+ * the last: a set of outputs (an image and its separations) appears only
+ * once every one of them is complete, and an interruption before that
+ * leaves every old file as it was. Returns how many were renamed: count
+ * on success; else the message of the one that failed is in err (the
+ * files are there and complete, so only the rename itself can fail, and
+ * those before it stay renamed). Destinations without a temporary file
+ * (standard output, the null device) are skipped. */
+int hti_dest_commit(hti_dest *const *set, int count, char *err, size_t err_size);
 
 /* From now on SIGINT, SIGTERM and SIGHUP (unless ignored already) remove
- * the temporary file of the open hti_dest, print one line
+ * the temporary files of the open hti_dests, print one line
  * "PROG: interrupted by SIGINT: ... not written" and end the process by
  * that signal; a signal that arrives once the output is renamed into
  * place waits and is dropped: the run has succeeded. SIGPIPE and SIGXFSZ

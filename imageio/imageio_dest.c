@@ -19,20 +19,27 @@
  *
  * The handler may run in any thread at any moment, so it uses only what
  * is async-signal-safe: atomics, unlink(), write(), raise(). The open
- * destination's state says what it may do:
+ * destinations' state says what it may do:
  *   IDLE        no temporary file: say so and end;
- *   CREATING,   the temporary file is being made or renamed: whether it
+ *   CREATING,   a temporary file is being made or renamed: whether it
  *   COMMITTING  exists is not known, so the signal is kept in `pending`
  *               and acted on by the code that finishes the step;
- *   TEMP        remove the temporary file, say so and end;
- *   DONE        the output is in place and the run has succeeded: the
- *               signal is dropped (the process ends at once anyway). */
+ *   TEMP        remove the temporary files, say so and end;
+ *   DONE        the outputs are in place and the run has succeeded: the
+ *               signal is dropped (the process ends at once anyway).
+ * Several destinations may be open at once (an output and its
+ * separations, renamed together by hti_dest_commit): each temporary file
+ * has a slot, whose name the handler removes while it is live. */
 enum { SIG_IDLE, SIG_CREATING, SIG_TEMP, SIG_COMMITTING, SIG_DONE };
+#define SLOTS 8
 static _Atomic int sig_state = SIG_IDLE;
 static _Atomic int sig_pending = 0;
 static char sig_prog[64] = "halftone";
-static char sig_tmp[PATH_MAX + 64]; /* the temporary file's name   */
-static char sig_out[PATH_MAX];      /* OUTPUT as the user gave it  */
+static char sig_tmp[SLOTS][PATH_MAX + 64]; /* the temporary files' names */
+static _Atomic bool sig_live[SLOTS];       /* which of them exist         */
+static bool slot_taken[SLOTS];             /* held by an open hti_dest    */
+static int open_dests;                     /* hti_dests open              */
+static char sig_out[PATH_MAX];             /* the first OUTPUT as the user gave it */
 
 static size_t append(char *buf, size_t len, size_t size, const char *s)
 {
@@ -42,10 +49,22 @@ static size_t append(char *buf, size_t len, size_t size, const char *s)
   return len;
 }
 
+static int live_temps(void)
+{
+  int count = 0;
+  for (int i = 0; i < SLOTS; i++)
+    count += atomic_load(&sig_live[i]);
+  return count;
+}
+
 static _Noreturn void sig_die(int sig, bool temp)
 {
-  if (temp)
-    unlink(sig_tmp);
+  int removed = 0;
+  for (int i = 0; temp && i < SLOTS; i++)
+    if (atomic_load(&sig_live[i])) {
+      unlink(sig_tmp[i]);
+      removed++;
+    }
   const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
   char line[PATH_MAX + 256];
   size_t len = 0;
@@ -55,7 +74,9 @@ static _Noreturn void sig_die(int sig, bool temp)
   if (sig_out[0]) {
     len = append(line, len, sizeof line, ": ");
     len = append(line, len, sizeof line, sig_out);
-    len = append(line, len, sizeof line, temp ? " not written (its temporary file removed)" : " not written");
+    len = append(line, len, sizeof line,
+                 removed > 1 ? " not written (its temporary files removed)"
+                 : removed ? " not written (its temporary file removed)" : " not written");
   } else {
     len = append(line, len, sizeof line, ": no output written");
   }
@@ -113,14 +134,32 @@ void hti_signals(const char *prog)
   signal(SIGXFSZ, SIG_IGN);
 }
 
+/* Standard output was closed when the process started (hti_std_fds put
+ * /dev/null there): "-" as OUTPUT is then refused, not sent nowhere. */
+static bool stdout_closed;
+
 void hti_std_fds(void)
 {
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      if (fd == STDOUT_FILENO)
+        stdout_closed = true;
       int nul = open("/dev/null", O_RDWR);
       if (nul >= 0 && nul != fd) /* lowest free: fd itself, unless /dev/null is missing */
         close(nul);
     }
+}
+
+bool hti_is_stdout(const char *path)
+{
+  if (strcmp(path, "-") == 0)
+    return true;
+  /* closed: /dev/null stands in, so only the names of descriptor 1 tell */
+  if (stdout_closed)
+    return strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/fd/1") == 0 || strcmp(path, "/proc/self/fd/1") == 0;
+  struct stat a, b;
+  return stat(path, &a) == 0 && !S_ISREG(a.st_mode) && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino && !hti_is_null_device(path);
 }
 
 /* The file a symbolic link finally points to (chains followed, the
@@ -162,12 +201,23 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
 {
   memset(d, 0, sizeof *d);
   d->fd = -1;
+  d->slot = -1;
   if (strcmp(output, "-") == 0) {
     /* Binary data on a terminal is garbage and can upset it: standard
      * output must be redirected to a file or a pipe. */
+    if (stdout_closed)
+      return hti_fail(err, n, "standard output is closed; redirect it to a file or a pipe (or name an OUTPUT "
+                              "file)");
     if (isatty(STDOUT_FILENO))
       return hti_fail(err, n, "standard output is a terminal; redirect it to a file or a pipe "
                               "(or name an OUTPUT file)");
+    /* the input itself (1<>in.pgm): written as it is read */
+    struct stat out, in;
+    if (input && fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode) &&
+        (strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &in) : stat(input, &in)) == 0 && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino)
+      return hti_fail(err, n, "standard output is the input file; writing it would destroy the input (redirect "
+                              "it elsewhere)");
     /* a descriptor of its own: the caller may then point descriptor 1
      * elsewhere (halftone sends what it prints to stderr) */
     int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -175,7 +225,8 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
       return hti_fail(err, n, "standard output: %s", strerror(errno));
     d->to_stdout = true;
     d->fd = fd;
-    snprintf(sig_out, sizeof sig_out, "standard output");
+    if (open_dests++ == 0)
+      snprintf(sig_out, sizeof sig_out, "standard output");
     return true;
   }
   if (hti_is_null_device(output)) {
@@ -255,18 +306,31 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
     return hti_fail(err, n, "out of memory");
   }
   snprintf(tmp, tl, "%.*s.%.*s%s", (int)dirlen, path, (int)keep, base, suffix);
-  if (tl > sizeof sig_tmp) { /* a name longer than PATH_MAX: no file can be made there */
+  if (tl > sizeof sig_tmp[0]) { /* a name longer than PATH_MAX: no file can be made there */
     free(tmp);
     free(dir);
     free(path);
     return hti_fail(err, n, "cannot create a file there: %s", strerror(ENAMETOOLONG));
   }
-  snprintf(sig_out, sizeof sig_out, "%s", output);
+  int slot = 0;
+  while (slot < SLOTS && slot_taken[slot])
+    slot++;
+  if (slot == SLOTS) {
+    free(tmp);
+    free(dir);
+    free(path);
+    return hti_fail(err, n, "more than %d outputs open at once", SLOTS);
+  }
+  if (open_dests == 0)
+    snprintf(sig_out, sizeof sig_out, "%s", output);
+  int before = atomic_load(&sig_state);
   atomic_store(&sig_state, SIG_CREATING);
   int fd = mkostemp(tmp, O_CLOEXEC);
-  if (fd >= 0)
-    memcpy(sig_tmp, tmp, tl);
-  sig_enter(fd >= 0 ? SIG_TEMP : SIG_IDLE);
+  if (fd >= 0) {
+    memcpy(sig_tmp[slot], tmp, tl);
+    atomic_store(&sig_live[slot], true);
+  }
+  sig_enter(fd >= 0 || live_temps() ? SIG_TEMP : before == SIG_DONE ? SIG_DONE : SIG_IDLE);
   if (fd < 0) {
     int e = errno;
     bool r = hti_fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
@@ -295,14 +359,19 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
     int e = errno;
     close(fd);
     unlink(tmp);
-    atomic_store(&sig_state, SIG_IDLE);
+    atomic_store(&sig_live[slot], false);
+    if (!live_temps())
+      atomic_store(&sig_state, SIG_IDLE);
     free(tmp);
     free(path);
     return hti_fail(err, n, "cannot set the mode of the new file: %s", strerror(e));
   }
+  slot_taken[slot] = true;
+  open_dests++;
   d->path = path;
   d->tmp = tmp;
   d->fd = fd;
+  d->slot = slot;
   return true;
 }
 
@@ -341,6 +410,16 @@ bool hti_write_cmyk_tiff(const hti_cmyk *c, hti_dest *d, char *err, size_t n)
   return hti_dest_finish(d, hti_write_cmyk_fd(c, d->fd, err, n), err, n);
 }
 
+/* The temporary file of `d` renamed into place: its slot no longer
+ * live. */
+static void renamed(hti_dest *d)
+{
+  if (d->slot >= 0)
+    atomic_store(&sig_live[d->slot], false);
+  free(d->tmp);
+  d->tmp = NULL;
+}
+
 bool hti_dest_finish(hti_dest *d, bool ok, char *err, size_t n)
 {
   if (d->to_stdout) { /* nothing to sync (a pipe cannot be) or rename */
@@ -358,18 +437,40 @@ bool hti_dest_finish(hti_dest *d, bool ok, char *err, size_t n)
   d->fd = -1;
   if (close(fd) != 0 && ok)
     ok = hti_fail(err, n, "cannot write: %s", strerror(errno));
-  if (!ok)
-    return false;
+  if (!ok || d->defer)
+    return ok;
   atomic_store(&sig_state, SIG_COMMITTING);
   if (rename(d->tmp, d->path) != 0) {
     int e = errno;
     sig_enter(SIG_TEMP);
     return hti_fail(err, n, "cannot replace the file: %s", strerror(e));
   }
-  sig_enter(SIG_DONE);
-  free(d->tmp);
-  d->tmp = NULL;
+  renamed(d);
+  sig_enter(live_temps() ? SIG_TEMP : SIG_DONE);
   return true;
+}
+
+int hti_dest_commit(hti_dest *const *set, int count, char *err, size_t n)
+{
+  for (int i = 0; i < count; i++)
+    if (set[i]->tmp && set[i]->fd >= 0) {
+      hti_fail(err, n, "not written yet");
+      return i;
+    }
+  atomic_store(&sig_state, SIG_COMMITTING);
+  int i = 0;
+  for (; i < count; i++) {
+    hti_dest *d = set[i];
+    if (!d->tmp)
+      continue; /* standard output or the null device: written already */
+    if (rename(d->tmp, d->path) != 0) {
+      hti_fail(err, n, "cannot replace the file: %s", strerror(errno));
+      break;
+    }
+    renamed(d);
+  }
+  sig_enter(live_temps() ? SIG_TEMP : SIG_DONE);
+  return i;
 }
 
 void hti_dest_close(hti_dest *d)
@@ -381,10 +482,20 @@ void hti_dest_close(hti_dest *d)
   if (d->tmp) {
     /* removed first: a signal in between removes it once more, harmlessly */
     unlink(d->tmp);
-    atomic_store(&sig_state, SIG_IDLE);
+    if (d->slot >= 0)
+      atomic_store(&sig_live[d->slot], false);
+    if (!live_temps())
+      atomic_store(&sig_state, SIG_IDLE);
   }
+  if (d->slot >= 0) { /* renamed by the caller itself (halftone-mpi), or above */
+    atomic_store(&sig_live[d->slot], false);
+    slot_taken[d->slot] = false;
+  }
+  if ((d->slot >= 0 || d->to_stdout) && open_dests > 0)
+    open_dests--;
   free(d->tmp);
   free(d->path);
   memset(d, 0, sizeof *d);
   d->fd = -1;
+  d->slot = -1;
 }

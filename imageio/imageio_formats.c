@@ -41,20 +41,23 @@
 static const hti_format formats[] = {
   { HTI_PBM, "pbm", { ".pbm" }, "PBM", "packed 1-bit (2 levels, one plane)", NULL, true, DEPTH(1),
     CHANNELS(1), false, false, "black and white only (one plane, 2 levels)", hti_pnm_signature, hti_decode_pnm,
-    hti_write_pnm },
+    hti_write_pnm, 0 },
   { HTI_PGM, "pgm", { ".pgm" }, "PGM", "8-bit gray", NULL, true, DEPTH(8), CHANNELS(1), false, false,
-    "one plane of 8-bit samples", hti_pnm_signature, hti_decode_pnm, hti_write_pnm },
+    "one plane of 8-bit samples", hti_pnm_signature, hti_decode_pnm, hti_write_pnm, 0 },
   { HTI_PPM, "ppm", { ".ppm" }, "PPM", "8-bit RGB", NULL, true, DEPTH(8), CHANNELS(3), false, false,
-    "three planes (RGB) of 8-bit samples", hti_pnm_signature, hti_decode_pnm, hti_write_pnm },
+    "three planes (RGB) of 8-bit samples", hti_pnm_signature, hti_decode_pnm, hti_write_pnm, 0 },
+  /* libpng writes (and by default reads) at most 10^6 pixels a side: its
+   * user limits, which other programs' readers keep */
   { HTI_PNG, "png", { ".png" }, "PNG", "gray/RGB, alpha kept; 1-bit when black and white", "libpng", HT_HAVE_PNG,
-    ANY_DEPTH, ANY_CHANNELS, true, false, NULL, hti_png_signature, PNG_READ, PNG_WRITE },
+    ANY_DEPTH, ANY_CHANNELS, true, false, NULL, hti_png_signature, PNG_READ, PNG_WRITE, 1000000 },
   { HTI_TIFF, "tiff", { ".tif", ".tiff" }, "TIFF", "as .png; 1-bit with CCITT Group 4 compression, else Deflate",
-    "libtiff", HT_HAVE_TIFF, ANY_DEPTH, ANY_CHANNELS, true, true, NULL, hti_tiff_signature, TIFF_READ, TIFF_WRITE },
+    "libtiff", HT_HAVE_TIFF, ANY_DEPTH, ANY_CHANNELS, true, true, NULL, hti_tiff_signature, TIFF_READ, TIFF_WRITE,
+    0 },
   /* takes what PNG would; nothing is written (hti_out_write) */
   { HTI_NULL, NULL, { NULL }, "the null device", NULL, NULL, true, ANY_DEPTH, ANY_CHANNELS, false, false, NULL, NULL,
-    NULL, NULL },
+    NULL, NULL, 0 },
   { HTI_JPEG, "jpeg", { ".jpg", ".jpeg" }, "JPEG", NULL, "libjpeg", HT_HAVE_JPEG, 0, 0, false, false, NULL,
-    hti_jpeg_signature, JPEG_READ, NULL },
+    hti_jpeg_signature, JPEG_READ, NULL, 0 },
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 

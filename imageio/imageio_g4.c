@@ -12,7 +12,9 @@
  * (the word XOR itself shifted by one pixel has a bit set at every
  * change; counting trailing zeros walks them), kept as a list for the
  * coding line and as bitmaps for the reference line, where b1 is then
- * one unaligned load and a count of trailing zeros; the codes go from
+ * one unaligned load and a count of trailing zeros (past a long run, an
+ * index of the words that hold a change: the coding stays linear in the
+ * width); the codes go from
  * small tables into a 64-bit bit buffer stored without a branch. The
  * modes step from changing element to changing element, never through
  * pixels; Floyd–Steinberg noise has about 0.8 codes a pixel, nearly all
@@ -22,6 +24,7 @@
 #include "imageio_priv.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 /* --------------------------------------------------------------- tables */
@@ -214,23 +217,62 @@ static inline void store64_le(uint8_t *p, uint64_t v)
   memcpy(p, &v, 8);
 }
 
-/* The first bit set at or after position s of a bitmap (bit i in byte
- * i / 8, at bit i % 8): one unaligned load sees 57 bits or more, nearly
- * always enough for noise; line art's long runs go on a word at a time,
- * up to the sentinels. */
-static inline int32_t next_set(const uint8_t *m, uint32_t s)
-{
-  uint64_t w = load64_le(m + (s >> 3)) >> (s & 7);
-  while (__builtin_expect(w == 0, 0)) {
-    s = (s & ~7u) + 64;
-    w = load64_le(m + (s >> 3));
-  }
-  return (int32_t)(s + (uint32_t)__builtin_ctzll(w));
-}
-
 /* Words a row's bitmap of one colour takes (map_words(width) * 8 bytes
  * apart the two colours). */
 static inline size_t map_words(uint32_t width) { return (size_t)width / 64 + 3; }
+
+/* The reference line's two bitmaps (find_changes), and for each the
+ * index of its words that have a bit set, `next[k]`: the first such word
+ * at or after word k. The index is built the first time a search on the
+ * row finds a word without a bit (a long run), once per row and map, so
+ * that every search takes the same few steps however far its bit lies:
+ * searching word by word from a0, as the codes below a long white run
+ * did, made a row's coding quadratic in the width (2 rows of gray 128
+ * at 1M pixels: 5.4 s). Noise never needs it. */
+typedef struct {
+  const uint8_t *map;
+  size_t words;      /* map_words(width)                              */
+  uint32_t *next[2]; /* the index of each map, `words` entries        */
+  bool built[2];
+} reference;
+
+/* Words read by searches beyond their first load (the index built, one
+ * a search): linear in the width; for tests (test-g4.c). */
+static _Atomic uint64_t far_words;
+
+uint64_t hti_g4_far_words(void) { return atomic_load_explicit(&far_words, memory_order_relaxed); }
+
+/* The first bit set after the first load of next_set: at word p / 64 or
+ * later, p = the first bit that load did not see (bits s.. p - 1 were
+ * clear, and word p / 64 holds none below s). */
+__attribute__((noinline)) static int32_t next_set_far(reference *r, int map, uint32_t s)
+{
+  const uint8_t *m = r->map + (size_t)map * 8 * r->words;
+  uint32_t *next = r->next[map];
+  if (!r->built[map]) { /* the last word is all sentinels: never clear */
+    uint32_t k = (uint32_t)r->words - 1;
+    next[k] = k;
+    while (k-- > 0)
+      next[k] = load64_le(m + 8 * (size_t)k) ? k : next[k + 1];
+    r->built[map] = true;
+    atomic_fetch_add_explicit(&far_words, r->words, memory_order_relaxed);
+  }
+  atomic_fetch_add_explicit(&far_words, 1, memory_order_relaxed);
+  uint32_t p = ((s >> 3) + 8) * 8, k = next[p / 64];
+  return (int32_t)(64 * k + (uint32_t)__builtin_ctzll(load64_le(m + 8 * (size_t)k)));
+}
+
+/* The first bit set after position s - 1 of bitmap `map` (0: changes to
+ * black, 1: to white; bit i in byte i / 8, at bit i % 8): one unaligned
+ * load sees 57 bits or more, nearly always enough for noise; line art's
+ * long runs go through the index, up to the sentinels. */
+static inline int32_t next_set(reference *r, int map, uint32_t s)
+{
+  uint64_t w = load64_le(r->map + (size_t)map * 8 * r->words + (s >> 3)) >> (s & 7);
+  if (__builtin_expect(w == 0, 0))
+    return next_set_far(r, map, s);
+  return (int32_t)(s + (uint32_t)__builtin_ctzll(w));
+}
 
 /* The changing elements of a row (T.4 §4.2: pixels whose colour
  * differs from the pixel before; before the first is white) two ways:
@@ -277,28 +319,28 @@ static void find_changes(const uint8_t *row, uint32_t width, uint32_t *list, uin
 /* -------------------------------------------------------------- coding */
 
 /* One row, its changing elements `a` (list) against the reference line's
- * (map), by the coding procedure of T.4 §4.2. a0 starts on the
+ * (maps), by the coding procedure of T.4 §4.2. a0 starts on the
  * imaginary white pixel before the first; its colour is white while
- * `opp`, the offset of the bitmap of the opposite colour's changes, is
- * 0, black while it is `other`. */
+ * `opp`, the bitmap of the opposite colour's changes, is 0, black while
+ * it is 1. */
 __attribute__((noinline)) /* registers of its own, none spent on the rows' loop */
-static bits code_row(bits b, uint8_t *out, const uint32_t *a, const uint8_t *ref, int32_t width)
+static bits code_row(bits b, uint8_t *out, const uint32_t *a, reference *ref, int32_t width)
 {
   int32_t a0 = -1;
-  size_t opp = 0, other = 8 * map_words((uint32_t)width);
+  int opp = 0;
   while (a0 < width) {
-    int32_t a1 = (int32_t)a[0], b1 = next_set(ref + opp, (uint32_t)(a0 + 1)), d = a1 - b1;
+    int32_t a1 = (int32_t)a[0], b1 = next_set(ref, opp, (uint32_t)(a0 + 1)), d = a1 - b1;
     /* a1 <= b1 + 1 <= b2: no pass, and b2 need not be found (nearly
      * every code of noise: VL3..VR1) */
     if (d > 1 || d < -3) {
-      int32_t b2 = next_set(ref + (opp ^ other), (uint32_t)(b1 + 1));
+      int32_t b2 = next_set(ref, opp ^ 1, (uint32_t)(b1 + 1));
       if (b2 < a1) { /* pass: a0 moves below b2, its colour stays */
         b = put(b, out, 1, 4);
         a0 = b2;
         continue;
       }
       if (d > 3 || d < -3) { /* horizontal: the runs a0..a1 and a1..a2 */
-        unsigned c = opp != 0;
+        unsigned c = (unsigned)opp;
         uint32_t r1 = (uint32_t)(a1 - (a0 < 0 ? 0 : a0)), r2 = a[1] - (uint32_t)a1;
         if (r1 < 64 && r2 < 64) {
           g4_code x = run_codes[c][r1], y = run_codes[c ^ 1][r2];
@@ -314,7 +356,7 @@ static bits code_row(bits b, uint8_t *out, const uint32_t *a, const uint8_t *ref
     g4_code v = vertical[d + 3]; /* vertical: a0 moves to a1, its colour flips */
     b = put(b, out, v.code, v.len);
     a0 = a1;
-    opp ^= other;
+    opp ^= 1;
     a++;
   }
   return b;
@@ -331,11 +373,12 @@ size_t hti_g4_bound(uint32_t width, uint32_t rows)
 size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint32_t rows, uint8_t *out)
 {
   pthread_once(&tables_once, make_tables);
-  size_t map_bytes = 2 * 8 * map_words(width);
-  uint32_t *list = malloc(((size_t)width + 8) * sizeof *list);
+  size_t words = map_words(width), map_bytes = 2 * 8 * words;
+  uint32_t *list = malloc(((size_t)width + 8) * sizeof *list), *index = malloc(2 * words * sizeof *index);
   uint8_t *maps = malloc(2 * map_bytes), *white = calloc(((size_t)width + 7) / 8, 1);
-  if (!list || !maps || !white) {
+  if (!list || !index || !maps || !white) {
     free(list);
+    free(index);
     free(maps);
     free(white);
     return 0;
@@ -346,12 +389,14 @@ size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint3
   bits b = { 0, 0 };
   for (uint32_t y = 0; y < rows; y++) {
     find_changes(pixels + (size_t)y * stride, width, list, next);
-    b = code_row(b, out, list, ref, (int32_t)width);
+    reference r = { ref, words, { index, index + words }, { false, false } };
+    b = code_row(b, out, list, &r, (int32_t)width);
     uint8_t *t = ref;
     ref = next;
     next = t;
   }
   free(list);
+  free(index);
   free(maps);
   b = put(b, out, 1, 12); /* EOFB */
   b = put(b, out, 1, 12);

@@ -9,7 +9,10 @@
  * A corrupt or truncated file is refused, not decoded to gray blocks as
  * libjpeg's warnings would let it be; a header that declares more than
  * the file can hold (baseline Huffman coding spends at least 2 bits a
- * block) or the memory allows is refused before any allocation.
+ * block) or the memory budget allows is refused before any allocation.
+ * Arithmetic coding and a progressive file's scans can spend less than a
+ * bit a block (127 bytes declare 65500x65500), so for them the budget's
+ * bound on what a small file may claim is the check.
  */
 #include "imageio_priv.h"
 
@@ -78,7 +81,7 @@ bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err,
   j_decompress_ptr ci = &st->cinfo;
   jpeg_create_decompress(ci);
   /* libjpeg's own cap on what it allocates (it has no backing store) */
-  uint64_t limit = hti_memory_limit();
+  uint64_t limit = hti_memory_limit(len);
   ci->mem->max_memory_to_use = limit > (uint64_t)LONG_MAX ? LONG_MAX : (long)limit;
   jpeg_mem_src(ci, data, (unsigned long)len);
   jpeg_save_markers(ci, JPEG_APP0 + 2, 0xFFFF); /* ICC profile chunks */
@@ -110,7 +113,7 @@ bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err,
   /* the pixels, and a progressive file's coefficients (2 bytes a sample
    * of every block, held until the last scan) */
   uint64_t bytes = w * h * (uint64_t)channels, coefs = ci->progressive_mode ? blocks * 128 : 0;
-  if (!hti_fits_memory(bytes + coefs, w, h, err, n))
+  if (!hti_fits_memory(bytes + coefs, len, w, h, err, n))
     longjmp(st->err.jmp, 1);
   jpeg_start_decompress(ci);
   size_t stride = (size_t)w * (size_t)channels;

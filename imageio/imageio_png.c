@@ -111,7 +111,7 @@ bool hti_decode_png(const uint8_t *data, size_t len, hti_image *img, char *err, 
   size_t rb = png_get_rowbytes(png, info), total;
   if (!hti_mul_size(rb, h, &total))
     png_error(png, "image is too large");
-  if (!hti_fits_memory((uint64_t)total + (uint64_t)h * sizeof *io->rows, w, h, err, n))
+  if (!hti_fits_memory((uint64_t)total + (uint64_t)h * sizeof *io->rows, len, w, h, err, n))
     longjmp(io->jmp, 1);
   io->out = malloc(total ? total : 1);
   io->rows = malloc((size_t)h * sizeof *io->rows);

@@ -189,7 +189,7 @@ bool hti_decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, 
     if (len - c.pos < need)
       return hti_fail(err, n, "truncated: %llux%llu PBM needs %zu bytes of pixel data, the file has %zu",
                   (unsigned long long)w, (unsigned long long)h, need, len - c.pos);
-    if (!hti_fits_memory(samples, w, h, err, n))
+    if (!hti_fits_memory(samples, len, w, h, err, n))
       return false;
     uint8_t *out = malloc(samples);
     if (!out)
@@ -217,7 +217,7 @@ bool hti_decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, 
                   samples, room, (room + 1) / 2);
     bool wide = maxval != 255;
     size_t bytes = samples * (wide ? 2 : 1);
-    if (!hti_fits_memory(bytes, w, h, err, n))
+    if (!hti_fits_memory(bytes, len, w, h, err, n))
       return false;
     uint8_t *out = malloc(bytes);
     if (!out)
@@ -273,7 +273,7 @@ bool hti_decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, 
     img->format = hd.kind == '7' ? "PAM (P7, 8-bit)" : channels == 3 ? "PPM (P6, 8-bit)" : "PGM (P5, 8-bit)";
     return true;
   }
-  if (!hti_fits_memory((uint64_t)samples * 2, w, h, err, n))
+  if (!hti_fits_memory((uint64_t)samples * 2, len, w, h, err, n))
     return false;
   uint16_t *out = malloc(samples * 2);
   if (!out)

@@ -28,11 +28,20 @@ static inline bool hti_mul_size(size_t a, size_t b, size_t *r)
   return true;
 }
 
-/* The bytes of memory a decoded image may take (see imageio_util.c). */
-uint64_t hti_memory_limit(void);
-/* Whether `bytes` for a w x h image fit that limit; else false with a
- * "too large" message. */
-bool hti_fits_memory(uint64_t bytes, uint64_t w, uint64_t h, char *err, size_t n);
+/* The bytes of memory a decoded image may take, read from an input of
+ * `input_len` bytes (0: not known, as for a stream before its end): the
+ * budget of imageio_util.c (hti_set_memory_limit). */
+uint64_t hti_memory_limit(uint64_t input_len);
+/* Whether `bytes` for a w x h image from an input of `input_len` bytes
+ * (0: not known) fit that budget; else false with a "too large" message
+ * that says which bound it passed and how --max-memory lifts it. Every
+ * allocation sized from a header is checked with it first. */
+bool hti_fits_memory(uint64_t bytes, uint64_t input_len, uint64_t w, uint64_t h, char *err, size_t n);
+/* The same for `what` ("a 640x480 PNG read from a stream"); `stream`:
+ * `what` is a stream whose image takes `image` bytes decoded (0: not
+ * known) and whose data went on until they and it took `bytes`. */
+bool hti_fits_memory_text(uint64_t bytes, uint64_t input_len, bool stream, uint64_t image, const char *what, char *err,
+                          size_t n);
 
 static inline uint32_t hti_be32(const uint8_t *p)
 {
@@ -118,9 +127,18 @@ static inline bool hti_jpeg_signature(const uint8_t *p, size_t len)
  * of memory. */
 size_t hti_g4_bound(uint32_t width, uint32_t rows);
 size_t hti_g4_encode(const uint8_t *pixels, size_t stride, uint32_t width, uint32_t rows, uint8_t *out);
+/* The words of the reference line's bitmaps that the coder's searches
+ * read past their first load, so far in this process (all threads): in
+ * each row at most every word of the two bitmaps once and one word a
+ * search, linear in the width; for tests (test-g4.c). */
+uint64_t hti_g4_far_words(void);
 
 bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);
 bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n);
+/* The largest file the TIFF writer writes as classic TIFF before it
+ * starts again as BigTIFF: 2^32 - 1 bytes, or less for tests (0: that
+ * again). */
+void hti_tiff_set_classic_limit(uint64_t bytes);
 /* A checked CMYK image (hti_write_cmyk_tiff) as a TIFF into fd. */
 bool hti_write_cmyk_fd(const hti_cmyk *c, int fd, char *err, size_t n);
 bool hti_decode_jpeg(const uint8_t *data, size_t len, hti_image *img, char *err, size_t n);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,20 +34,62 @@ void hti_release(hti_image *img)
 /* ------------------------------------------------------------ file in */
 
 
-/* A stream (pipe, device, or a file that cannot be mapped), buffered. */
+/* A stream (pipe, device, or a file that cannot be mapped), buffered.
+ * What it holds counts against the memory budget (hti_memory_limit)
+ * together with the image its header declares: `room` is what the
+ * buffer may grow to beside that image. */
 typedef struct {
   int fd;
   uint8_t *buf;
   size_t used, cap;
   bool eof;
+  uint64_t budget;     /* hti_memory_limit(0) when the stream starts     */
+  uint64_t image;      /* the bytes the declared image takes decoded     */
+  uint64_t room;       /* budget - image                                 */
+  uint64_t w, h;       /* its size, 0 before the header                  */
+  const char *format;  /* "PNG": what the header said it is, for messages */
 } stream;
 
+/* The image a stream's header declares: `image` bytes once decoded (an
+ * estimate from the header alone), w x h. False with "too large" when
+ * they alone pass the budget. */
+static bool stream_declares(stream *s, uint64_t image, uint64_t w, uint64_t h, char *err, size_t n)
+{
+  if (!hti_fits_memory(image, 0, w, h, err, n))
+    return false;
+  s->image = image;
+  s->room = s->budget - image;
+  s->w = w;
+  s->h = h;
+  return true;
+}
+
+/* The stream went past its room: "too large", with what it needs. */
+static bool stream_too_large(const stream *s, char *err, size_t n)
+{
+  char what[96];
+  if (s->w)
+    snprintf(what, sizeof what, "a %llux%llu %s read from a stream", (unsigned long long)s->w,
+             (unsigned long long)s->h, s->format);
+  else
+    snprintf(what, sizeof what, "a %s read from a stream", s->format);
+  uint64_t total = s->image + s->used;
+  if (!hti_fits_memory_text(total, 0, true, s->image, what, err, n))
+    return false;
+  return hti_fail(err, n, "too large: %s needs more than %llu bytes", what, (unsigned long long)total);
+}
+
 /* Reads until `want` bytes are buffered or the input ends, never more
- * than `limit` bytes in all. */
+ * than `limit` bytes in all; refuses ("too large") a stream that goes on
+ * past its room in the memory budget. */
 static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t n)
 {
   if (want > limit)
     want = limit;
+  /* one byte past the room tells whether the stream goes on */
+  size_t most = s->room >= SIZE_MAX ? SIZE_MAX : (size_t)s->room + 1;
+  if (want > most)
+    want = most;
   while (s->used < want && !s->eof) {
     if (s->used == s->cap) {
       size_t cap = s->cap < (1 << 16) ? (1 << 16) : s->cap > SIZE_MAX / 2 ? SIZE_MAX : s->cap * 2;
@@ -54,6 +97,8 @@ static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t 
         cap = want;
       if (cap > limit)
         cap = limit;
+      if (cap > most)
+        cap = most;
       uint8_t *b = realloc(s->buf, cap);
       if (!b)
         return hti_fail(err, n, "out of memory reading the file (%zu bytes)", cap);
@@ -69,6 +114,8 @@ static bool stream_fill(stream *s, size_t want, size_t limit, char *err, size_t 
       s->eof = true;
     s->used += (size_t)r;
   }
+  if (s->used > s->room)
+    return stream_too_large(s, err, n);
   return true;
 }
 
@@ -92,6 +139,7 @@ static uint64_t tiff_uint(const uint8_t *p, int bytes, bool le)
 
 static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
 {
+  s->format = "TIFF";
   bool ok = stream_fill(s, 16, limit, err, n);
   if (!ok || s->used < 16)
     return ok; /* truncated: the decoder says so */
@@ -121,8 +169,12 @@ static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
       else if (tag == 258 && type == 3)
         bps = cnt * 2 <= (uint64_t)vbytes ? v : 16; /* stored elsewhere: at most 16 */
     }
-    if (w && h && w <= (uint64_t)HTI_MAX_SIDE && h <= (uint64_t)HTI_MAX_SIDE && spp <= 16 && bps <= 64)
+    if (w && h && w <= (uint64_t)HTI_MAX_SIDE && h <= (uint64_t)HTI_MAX_SIDE && spp <= 16 && bps <= 64) {
       raw = h * ((w * spp * bps + 7) / 8);
+      /* decoded: up to 4 samples a pixel, 16 bits where the file's
+       * have more than 8 */
+      ok = stream_declares(s, w * h * (spp < 4 ? spp : 4) * (bps > 8 ? 2 : 1), w, h, err, n);
+    }
   }
   bound += raw + raw / 4;
   if (ok)
@@ -137,6 +189,7 @@ static bool stream_tiff(stream *s, size_t limit, char *err, size_t n)
  * size its frame header declares and EXTRA_BYTES. */
 static bool stream_jpeg(stream *s, size_t limit, char *err, size_t n)
 {
+  s->format = "JPEG";
   uint64_t bound = EXTRA_BYTES;
   size_t pos = 2;
   bool ok = true;
@@ -168,6 +221,11 @@ static bool stream_jpeg(stream *s, size_t limit, char *err, size_t n)
       uint64_t h = (uint64_t)s->buf[pos + 5] << 8 | s->buf[pos + 6], w = (uint64_t)s->buf[pos + 7] << 8 | s->buf[pos + 8];
       uint64_t raw = w * h * s->buf[pos + 9];
       bound = EXTRA_BYTES + 2 * raw; /* quality 100 on noise stays well below twice the raw size */
+      /* decoded: the samples, and a progressive file's coefficients (2
+       * bytes a sample) */
+      bool progressive = m == 0xC2 || m == 0xC6 || m == 0xCA || m == 0xCE;
+      if (s->image == 0 && !stream_declares(s, raw * (progressive ? 3 : 1), w, h, err, n))
+        return false;
     }
     pos += 2 + seg;
     if (m == 0xDA) { /* start of scan: entropy-coded data up to the next marker */
@@ -198,7 +256,8 @@ static bool stream_jpeg(stream *s, size_t limit, char *err, size_t n)
 static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *len, size_t limit, char *err,
                         size_t n)
 {
-  stream s = { fd, NULL, 0, 0, false };
+  uint64_t budget = hti_memory_limit(0);
+  stream s = { fd, NULL, 0, 0, false, budget, 0, budget, 0, 0, "file" };
   bool ok = stream_fill(&s, 8, limit, err, n);
   if (ok && s.used == 0)
     ok = hti_fail(err, n, "empty file");
@@ -215,25 +274,36 @@ static bool load_stream(int fd, hti_image *img, const uint8_t **data, size_t *le
       want *= 2;
     }
     if (ok && parsed) {
-      uint64_t end; /* where the data ends, at the latest */
-      if (hd.bits)
+      s.format = hd.kind == '7' ? "PAM" : hd.bits || hd.kind == '1' ? "PBM" : hd.channels == 3 ? "PPM" : "PGM";
+      uint64_t end, image; /* where the data ends, at the latest; the decoded image beside the buffer */
+      if (hd.bits) {
         end = hd.data + (hd.w + 7) / 8 * hd.h;
-      else if (!hd.ascii)
+        image = hd.samples; /* 8-bit gray */
+      } else if (!hd.ascii) {
         end = hd.data + (uint64_t)hd.samples * (hd.maxval > 255 ? 2 : 1);
-      else
+        image = hd.maxval == 255 ? 0 : (uint64_t)hd.samples * 2; /* 8-bit: the buffer itself */
+      } else {
         end = hd.data + (uint64_t)hd.samples * 16 + (1 << 20);
-      /* the buffer holds the samples, binary or plain */
-      if (!hti_fits_memory(hd.ascii ? (uint64_t)hd.samples * 2 : end, hd.w, hd.h, err, n))
-        ok = false;
-      else
-        ok = stream_fill(&s, end < limit ? (size_t)end : limit, end < limit ? (size_t)end : limit, err, n);
+        image = (uint64_t)hd.samples * (hd.maxval == 255 ? 1 : 2);
+      }
+      /* binary: exactly `end` bytes come, checked with the image at once */
+      ok = (hd.ascii || hti_fits_memory(image + end, 0, hd.w, hd.h, err, n)) &&
+           stream_declares(&s, image, hd.w, hd.h, err, n) &&
+           stream_fill(&s, end < limit ? (size_t)end : limit, end < limit ? (size_t)end : limit, err, n);
     }
   } else if (ok && hti_png_signature(s.buf, s.used)) {
     /* IHDR first: its size bounds the rest; then chunk by chunk to IEND */
+    s.format = "PNG";
     ok = stream_fill(&s, 8 + 8 + 13, limit, err, n);
     uint64_t raw = 0;
     if (ok && s.used >= 8 + 8 + 13 && memcmp(s.buf + 12, "IHDR", 4) == 0)
       raw = hti_png_raw_bytes(hti_be32(s.buf + 16), hti_be32(s.buf + 20), s.buf[24], s.buf[25]);
+    if (raw) { /* decoded: 8 or 16 bits a sample, a palette as RGB, and the row pointers */
+      static const uint64_t channels[7] = { 1, 0, 3, 3, 2, 0, 4 };
+      uint64_t w = hti_be32(s.buf + 16), h = hti_be32(s.buf + 20);
+      ok = stream_declares(&s, w * h * channels[s.buf[25]] * (s.buf[24] == 16 ? 2 : 1) + h * sizeof(void *), w, h,
+                           err, n);
+    }
     /* compressed data can be larger than the raw by a little (stored
      * blocks, small IDAT chunks); ancillary chunks (ICC profile, Exif,
      * text) get 16 MiB */
@@ -447,6 +517,63 @@ bool hti_icc_info(const uint8_t *icc, size_t len, char *space, size_t space_size
   return true;
 }
 
+/* The tag `sig` of a profile: its data and size, NULL when it has none
+ * that lies inside. */
+static const uint8_t *icc_tag(const uint8_t *icc, size_t len, const char *sig, size_t *size)
+{
+  uint32_t tags = hti_be32(icc + 128);
+  for (uint64_t i = 0; i < tags && 132 + 12 * (i + 1) <= len; i++) {
+    const uint8_t *t = icc + 132 + 12 * i;
+    uint64_t off = hti_be32(t + 4), n = hti_be32(t + 8);
+    if (memcmp(t, sig, 4) == 0)
+      return off <= len && n <= len - off ? (*size = (size_t)n, icc + off) : NULL;
+  }
+  return NULL;
+}
+
+/* An s15Fixed16 number. */
+static double icc_fixed(const uint8_t *p) { return (double)(int32_t)hti_be32(p) / 65536.0; }
+
+bool hti_icc_is_srgb(const uint8_t *icc, size_t len)
+{
+  char space[16];
+  if (!hti_icc_info(icc, len, space, sizeof space, NULL, 0) || strcmp(space, "RGB") != 0)
+    return false;
+  /* sRGB's primaries adapted to D50, as profiles hold them */
+  static const char *const sigs[3] = { "rXYZ", "gXYZ", "bXYZ" };
+  static const double xyz[3][3] = { { 0.4361, 0.2225, 0.0139 }, { 0.3851, 0.7169, 0.0971 },
+                                    { 0.1431, 0.0606, 0.7141 } };
+  for (int c = 0; c < 3; c++) {
+    size_t n = 0;
+    const uint8_t *t = icc_tag(icc, len, sigs[c], &n);
+    if (!t || n < 20 || memcmp(t, "XYZ ", 4) != 0)
+      return false;
+    for (int k = 0; k < 3; k++)
+      if (fabs(icc_fixed(t + 8 + 4 * k) - xyz[c][k]) > 0.005)
+        return false;
+  }
+  /* the tone curve: sRGB's (a table through its middle), or a gamma of
+   * about 2.2 or 2.4 (parametric, or one number) */
+  size_t n = 0;
+  const uint8_t *t = icc_tag(icc, len, "rTRC", &n);
+  if (!t || n < 12)
+    return false;
+  if (memcmp(t, "para", 4) == 0) {
+    double g = n >= 16 ? icc_fixed(t + 12) : 0;
+    return g >= 2.1 && g <= 2.5;
+  }
+  if (memcmp(t, "curv", 4) != 0)
+    return false;
+  uint64_t count = hti_be32(t + 8);
+  if (count == 1)
+    return n >= 14 && (t[12] << 8 | t[13]) >= 2.1 * 256 && (t[12] << 8 | t[13]) <= 2.3 * 256;
+  if (count < 2 || 12 + 2 * count > n)
+    return false;
+  uint64_t mid = (count - 1) / 2;
+  double x = (double)mid / (double)(count - 1), want = x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4);
+  return fabs((t[12 + 2 * mid] << 8 | t[13 + 2 * mid]) / 65535.0 - want) < 0.02;
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static int32_t sample16(const hti_image *im, const uint8_t *row, int64_t x, int c)
@@ -516,6 +643,10 @@ bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int 
     return hti_fail(err, n, "unsupported %s layout (%d channels, %d-bit)",
                     kind == HTI_NULL ? hti_kind_name(HTI_PNG) : f->label, channels, depth);
   }
+  if (f->max_side && (width > f->max_side || height > f->max_side))
+    return hti_fail(err, n, "%s holds at most %lld pixels a side (%s's limit), and the image is %lldx%lld; write "
+                    "TIFF or netpbm", f->label, (long long)f->max_side, f->library ? f->library : f->label,
+                    (long long)width, (long long)height);
   o->kind = kind;
   o->width = width;
   o->height = height;

@@ -16,7 +16,8 @@
  * strips are coded by imageio_g4.c, not by libtiff's coder (about 20 ns
  * a pixel on error diffusion's noise, most of a run's time), and handed
  * to libtiff as coded bytes; the bytes are the same as libtiff's coder
- * gives (tests/cli/test-g4.c).
+ * gives (tests/cli/test-g4.c). Classic TIFF, unless the file passes its
+ * 4 GiB: then BigTIFF, written again from the start (hti_write_tiff).
  */
 #include "imageio_priv.h"
 
@@ -215,7 +216,11 @@ static void unassociate(const layout *L)
 }
 
 /* Strips or tiles: each inside the file, and together enough data for
- * the declared size at the compression's best ratio. */
+ * the declared size at the compression's best ratio, where the codec
+ * has one (the CCITT codes spend at least a bit a row); "truncated"
+ * otherwise. What a small file may claim at all, whatever its codec
+ * (ZSTD, LZMA, JBIG, JPEG, G4 ... and strips that share their bytes), is
+ * the memory budget's check (hti_fits_memory), after this one. */
 static bool check_data(TIFF *tif, uint64_t raw, uint16_t compression, size_t len, char *err, size_t n)
 {
   uint32_t count = TIFFIsTiled(tif) ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
@@ -239,7 +244,21 @@ static bool check_data(TIFF *tif, uint64_t raw, uint16_t compression, size_t len
     return hti_fail(err, n, "truncated: the TIFF's image needs %llu bytes of pixel data, its %s hold %llu",
                     (unsigned long long)((raw + ratio - 1) / ratio), TIFFIsTiled(tif) ? "tiles" : "strips",
                     (unsigned long long)total);
+  uint32_t rows = 0;
+  if ((compression == COMPRESSION_CCITTRLE || compression == COMPRESSION_CCITTFAX3 ||
+       compression == COMPRESSION_CCITTFAX4) && TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &rows) &&
+      total * 8 < rows)
+    return hti_fail(err, n, "truncated: the TIFF's %u rows of CCITT code need at least %u bytes, its %s hold %llu",
+                    (unsigned)rows, (unsigned)((rows + 7) / 8), TIFFIsTiled(tif) ? "tiles" : "strips",
+                    (unsigned long long)total);
   return true;
+}
+
+/* Samples of the file that go into the image one for one: each strip
+ * can be decoded straight into the image, without a strip's buffer. */
+static bool decodes_in_place(TIFF *tif, const layout *L, bool planar)
+{
+  return !TIFFIsTiled(tif) && !planar && !L->invert && L->bps >= 8 && L->spp == L->out_ch;
 }
 
 /* Reads every strip or tile of the first image into L->out. */
@@ -249,9 +268,7 @@ static bool read_native(TIFF *tif, layout *L, bool planar, tiff_errors *e, char 
   tmsize_t chunk = tiled ? TIFFTileSize(tif) : TIFFStripSize(tif);
   if (chunk <= 0)
     return hti_fail(err, n, "TIFF: %s", e->msg[0] ? e->msg : "bad strip or tile size");
-  /* samples of the file that go into the image one for one: the strip
-   * can be decoded straight into the image */
-  bool direct = !tiled && !planar && !L->invert && L->bps >= 8 && L->spp == L->out_ch;
+  bool direct = decodes_in_place(tif, L, planar);
   uint8_t *buf = direct ? NULL : malloc((size_t)chunk);
   if (!direct && !buf)
     return hti_fail(err, n, "out of memory (%lld bytes for a %s)", (long long)chunk, tiled ? "tile" : "strip");
@@ -328,7 +345,7 @@ bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err,
 {
   mem_file m = { data, len, 0 };
   tiff_errors e = { "" };
-  uint64_t limit = hti_memory_limit();
+  uint64_t limit = hti_memory_limit(len);
   TIFF *tif = open_mem(&m, &e, limit > (uint64_t)INT64_MAX ? 0 : (tmsize_t)limit);
   if (!tif)
     return hti_fail(err, n, "TIFF: %s", e.msg[0] ? e.msg : "cannot open");
@@ -424,7 +441,11 @@ bool hti_decode_tiff(const uint8_t *data, size_t len, hti_image *img, char *err,
   /* the RGBA interface needs 4 bytes a pixel whatever comes out */
   uint64_t bytes = (uint64_t)L.w * L.h * (native ? (uint64_t)L.out_ch * (uint64_t)L.out_bytes : 4);
   uint64_t raw = (uint64_t)L.h * (((uint64_t)L.w * spp * bps + 7) / 8);
-  if (!check_data(tif, raw, compression, len, err, n) || !hti_fits_memory(bytes, L.w, L.h, err, n))
+  /* and, unless each strip is decoded in place, a strip's or tile's
+   * buffer (libtiff's own, in the RGBA interface) */
+  uint64_t chunk = native && decodes_in_place(tif, &L, planar == PLANARCONFIG_SEPARATE) ? 0
+                   : TIFFIsTiled(tif) ? TIFFTileSize64(tif) : TIFFStripSize64(tif);
+  if (!check_data(tif, raw, compression, len, err, n) || !hti_fits_memory(bytes + chunk, len, L.w, L.h, err, n))
     goto done;
   L.out = malloc((size_t)bytes);
   if (!L.out) {
@@ -497,7 +518,8 @@ typedef struct {
   int fd;
   bool seekable;
   uint8_t *mem;
-  size_t len, cap, pos;
+  size_t len, cap, pos; /* memory: its bytes; pos also the file's offset */
+  uint64_t end;         /* the file's size so far (the furthest byte written) */
   int error; /* the first failing write's errno */
 } sink;
 
@@ -519,6 +541,9 @@ static tmsize_t sink_write(thandle_t h, void *buf, tmsize_t size)
       p += w;
       left -= (size_t)w;
     }
+    s->pos += (size_t)size;
+    if (s->pos > s->end)
+      s->end = s->pos;
     return size;
   }
   size_t end = s->pos + (size_t)size;
@@ -541,14 +566,19 @@ static tmsize_t sink_write(thandle_t h, void *buf, tmsize_t size)
   s->pos = end;
   if (end > s->len)
     s->len = end;
+  s->end = s->len;
   return size;
 }
 
 static tmsize_t sink_read(thandle_t h, void *buf, tmsize_t size)
 {
   sink *s = (sink *)h;
-  if (s->seekable)
-    return read(s->fd, buf, (size_t)size);
+  if (s->seekable) {
+    ssize_t r = read(s->fd, buf, (size_t)size);
+    if (r > 0)
+      s->pos += (size_t)r;
+    return r;
+  }
   size_t k = s->pos < s->len ? s->len - s->pos : 0;
   if (k > (size_t)size)
     k = (size_t)size;
@@ -562,6 +592,8 @@ static toff_t sink_seek(thandle_t h, toff_t off, int whence)
   sink *s = (sink *)h;
   if (s->seekable) {
     off_t r = lseek(s->fd, (off_t)off, whence);
+    if (r >= 0)
+      s->pos = (size_t)r;
     return r < 0 ? (toff_t)-1 : (toff_t)r;
   }
   uint64_t base = whence == SEEK_CUR ? s->pos : whence == SEEK_END ? s->len : 0;
@@ -587,13 +619,29 @@ typedef struct {
   sink s;
   tiff_errors e;
   TIFF *tif;
+  bool big;      /* BigTIFF ("w8")                                       */
+  bool overflow; /* classic TIFF could not hold the file: write it again
+                    as BigTIFF                                           */
 } writer;
 
-static bool writer_open(writer *w, int fd, char *err, size_t n)
+/* The largest file classic TIFF holds: its offsets have 32 bits. */
+static uint64_t classic_limit = UINT32_MAX;
+
+void hti_tiff_set_classic_limit(uint64_t bytes) { classic_limit = bytes ? bytes : UINT32_MAX; }
+
+/* Opens a TIFF on fd where it stands; `big`: BigTIFF, a second try after
+ * classic TIFF could not hold the file, which starts again from where
+ * the first began (`start`, the file cut back to it). */
+static bool writer_open(writer *w, int fd, bool big, off_t start, char *err, size_t n)
 {
   memset(w, 0, sizeof *w);
   w->s.fd = fd;
-  w->s.seekable = lseek(fd, 0, SEEK_CUR) >= 0;
+  w->big = big;
+  off_t at = lseek(fd, big ? start : 0, big ? SEEK_SET : SEEK_CUR);
+  w->s.seekable = at >= 0;
+  if (big && w->s.seekable && ftruncate(fd, start) != 0)
+    return hti_fail(err, n, "cannot write: %s", strerror(errno));
+  w->s.pos = w->s.seekable ? (size_t)at : 0;
   TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
   if (!opts)
     return hti_fail(err, n, "out of memory");
@@ -601,17 +649,31 @@ static bool writer_open(writer *w, int fd, char *err, size_t n)
   TIFFOpenOptionsSetWarningHandlerExtR(opts, on_tiff_warning, &w->e);
   /* BigTIFF only where the classic format's 4 GiB of offsets could not
    * hold the file ("w8" would make it unreadable for older readers) */
-  w->tif = TIFFClientOpenExt("output", "w", (thandle_t)&w->s, sink_read, sink_write, sink_seek, sink_close,
-                             sink_size, sink_map, sink_unmap, opts);
+  w->tif = TIFFClientOpenExt("output", big ? "w8" : "w", (thandle_t)&w->s, sink_read, sink_write, sink_seek,
+                             sink_close, sink_size, sink_map, sink_unmap, opts);
   TIFFOpenOptionsFree(opts);
   if (!w->tif)
     return hti_fail(err, n, "TIFF: %s", w->e.msg[0] ? w->e.msg : "cannot start the file");
   return true;
 }
 
-/* A failed step: the system's reason where a write failed, else libtiff's. */
+/* Whether `more` bytes after what is written pass what classic TIFF
+ * holds: then the file is written again as BigTIFF. */
+static bool writer_full(writer *w, uint64_t more)
+{
+  if (!w->big && w->s.end + more > classic_limit)
+    w->overflow = true;
+  return w->overflow;
+}
+
+/* A failed step: the system's reason where a write failed, else libtiff's
+ * (whose "Maximum TIFF file size exceeded" asks for BigTIFF). */
 static bool writer_fail(writer *w, char *err, size_t n)
 {
+  if (!w->big && strstr(w->e.msg, "Maximum TIFF file size exceeded"))
+    w->overflow = true;
+  if (w->overflow)
+    return hti_fail(err, n, "TIFF: the file passes the 4 GiB of classic TIFF");
   if (w->s.error)
     return hti_fail(err, n, "cannot write: %s", strerror(w->s.error));
   return hti_fail(err, n, "TIFF: %s", w->e.msg[0] ? w->e.msg : "cannot write the file");
@@ -621,7 +683,7 @@ static bool writer_fail(writer *w, char *err, size_t n)
  * writes out what was built in memory. */
 static bool writer_close(writer *w, bool ok, char *err, size_t n)
 {
-  if (ok && !TIFFFlush(w->tif))
+  if (ok && (!TIFFFlush(w->tif) || writer_full(w, 0)))
     ok = writer_fail(w, err, n);
   TIFFClose(w->tif);
   if (ok && !w->s.seekable)
@@ -759,13 +821,33 @@ static void *code_strips(void *arg)
 
 #define MAX_CODERS 16
 
-bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
+/* One try of writing an image (an hti_out or an hti_cmyk) as classic
+ * TIFF or BigTIFF (`big`) into fd from `start`; *overflow: it failed
+ * because classic TIFF cannot hold the file. */
+typedef bool (*tiff_try)(const void *img, int fd, bool big, off_t start, bool *overflow, char *err, size_t n);
+
+/* Classic TIFF, and BigTIFF ("w8") only where the classic format cannot
+ * hold the file (older readers cannot read BigTIFF): found while it is
+ * written (each strip's coded size is known before it goes out, and
+ * libtiff says so of its directory), and then written again from the
+ * start as BigTIFF. The halftone is not computed again, and a file that
+ * fits comes out as it always did. */
+static bool classic_or_big(tiff_try attempt, const void *img, int fd, char *err, size_t n)
 {
+  off_t start = lseek(fd, 0, SEEK_CUR);
+  bool overflow = false;
+  bool ok = attempt(img, fd, false, start, &overflow, err, n);
+  if (!ok && overflow)
+    ok = attempt(img, fd, true, start, &overflow, err, n);
+  return ok;
+}
+
+static bool write_gray(const void *img, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
+{
+  const hti_out *o = img;
   bool bilevel = o->depth == 1 && o->channels == 1;
-  if (o->compression == HTI_COMPRESS_G4 && !bilevel)
-    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only");
   writer w;
-  if (!writer_open(&w, fd, err, n))
+  if (!writer_open(&w, fd, big, start, err, n))
     return false;
   TIFF *tif = w.tif;
   set_common(tif, (uint32_t)o->width, (uint32_t)o->height, o->xdpi, o->ydpi, o->icc, o->icc_len);
@@ -781,10 +863,15 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
   if (coders < 2 && comp != COMPRESSION_CCITTFAX4) { /* G4: our coder, below */
     for (uint32_t y = 0, s = 0; ok && y < h; y += rows, s++) {
       uint32_t k = h - y < rows ? h - y : rows;
-      if (TIFFWriteEncodedStrip(tif, s, o->pixels + (size_t)y * o->stride, (tmsize_t)((size_t)k * o->stride)) < 0)
+      /* uncompressed, the strip's size is known before it is written */
+      if ((comp == COMPRESSION_NONE && writer_full(&w, (uint64_t)k * o->stride)) ||
+          TIFFWriteEncodedStrip(tif, s, o->pixels + (size_t)y * o->stride, (tmsize_t)((size_t)k * o->stride)) < 0 ||
+          writer_full(&w, 0))
         ok = writer_fail(&w, err, n);
     }
-    return writer_close(&w, ok, err, n);
+    ok = writer_close(&w, ok, err, n);
+    *overflow = w.overflow;
+    return ok;
   }
   /* batches of 4 strips a thread: coded together, written in order */
   uint32_t batch = 4 * (uint32_t)coders;
@@ -805,7 +892,7 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
     for (uint32_t i = 0; i < j.count; i++) {
       if (ok && (!data[i] || (comp == COMPRESSION_CCITTFAX4 && !len[i])))
         ok = hti_fail(err, n, "TIFF: cannot code strip %u (out of memory?)", (unsigned)(first + i));
-      if (ok && TIFFWriteRawStrip(tif, first + i, data[i], (tmsize_t)len[i]) < 0)
+      if (ok && (writer_full(&w, len[i]) || TIFFWriteRawStrip(tif, first + i, data[i], (tmsize_t)len[i]) < 0))
         ok = writer_fail(&w, err, n);
       if (comp != COMPRESSION_CCITTFAX4) {
         free(data[i]);
@@ -817,19 +904,27 @@ bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
     free(data[i]);
   free(data);
   free(len);
-  return writer_close(&w, ok, err, n);
+  ok = writer_close(&w, ok, err, n);
+  *overflow = w.overflow;
+  return ok;
 }
 
-static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
+bool hti_write_tiff(const hti_out *o, int fd, char *err, size_t n)
 {
+  if (o->compression == HTI_COMPRESS_G4 && !(o->depth == 1 && o->channels == 1))
+    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only");
+  return classic_or_big(write_gray, o, fd, err, n);
+}
+
+static bool write_cmyk_try(const void *img, int fd, bool big, off_t start, bool *overflow, char *err, size_t n)
+{
+  const hti_cmyk *c = img;
   bool all2 = true;
   for (int p = 0; p < 4; p++)
     all2 = all2 && c->levels[p] == 2;
   int file_bits = c->depth == 1 || all2 ? 1 : 8;
-  if (c->compression == HTI_COMPRESS_G4)
-    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only, not CMYK");
   writer w;
-  if (!writer_open(&w, fd, err, n))
+  if (!writer_open(&w, fd, big, start, err, n))
     return false;
   TIFF *tif = w.tif;
   set_common(tif, (uint32_t)c->width, (uint32_t)c->height, c->xdpi, c->ydpi, c->icc, c->icc_len);
@@ -867,11 +962,24 @@ static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
         }
         src = buf;
       }
-      if (TIFFWriteEncodedStrip(tif, (uint32_t)p * strips + s, (void *)(uintptr_t)src, (tmsize_t)(row * k)) < 0)
+      bool none = c->compression == HTI_COMPRESS_NONE;
+      if ((none && writer_full(&w, (uint64_t)row * k)) ||
+          TIFFWriteEncodedStrip(tif, (uint32_t)p * strips + s, (void *)(uintptr_t)src, (tmsize_t)(row * k)) < 0 ||
+          writer_full(&w, 0))
         ok = writer_fail(&w, err, n);
     }
   free(buf);
-  return writer_close(&w, ok, err, n);
+  ok = writer_close(&w, ok, err, n);
+  *overflow = w.overflow;
+  return ok;
+}
+
+/* As hti_write_tiff: BigTIFF where classic TIFF cannot hold the file. */
+static bool write_cmyk(const hti_cmyk *c, int fd, char *err, size_t n)
+{
+  if (c->compression == HTI_COMPRESS_G4)
+    return hti_fail(err, n, "TIFF: CCITT G4 compression holds 1-bit gray only, not CMYK");
+  return classic_or_big(write_cmyk_try, c, fd, err, n);
 }
 #endif
 

@@ -10,7 +10,9 @@
  * noise of several densities, single black pixels at word and byte
  * edges, every run length from 0 to 2700 of both colours and runs of
  * many 2560s, rows shifted against the row above (vertical and pass
- * modes) and the core's Floyd–Steinberg output. Exits 77 without TIFF.
+ * modes) and the core's Floyd–Steinberg output; rows of 2^20 pixels
+ * whose coding must read a number of words linear in the width
+ * (hti_g4_far_words). Exits 77 without TIFF.
  */
 #include "imageio_priv.h"
 
@@ -174,6 +176,49 @@ static void check_fs(uint32_t w, uint32_t h, uint64_t seed)
   free(in), free(out);
 }
 
+/* Rows of 2^20 pixels: the coding must stay linear in the width. The
+ * searches for b1 and b2 read each reference bitmap's words at most once
+ * a row (the index) and one word a search; searching word by word from
+ * a0, as the coder once did below long white runs, read the rest of the
+ * row for every code: gray 128's alternating pixels under the white line
+ * above the first row, 2^20 codes times 2^14 words. Compared with the
+ * decoder of libtiff (its coder is as slow as the old one here). */
+static void check_wide(void)
+{
+  const uint32_t w = 1u << 20, h = 4;
+  const size_t rb = (w + 7) / 8, words = w / 64 + 3;
+  uint8_t *px = xmalloc(rb * h);
+  for (int pattern = 0; pattern < 3; pattern++) {
+    for (uint32_t y = 0; y < h; y++) {
+      uint8_t *row = px + y * rb;
+      for (size_t i = 0; i < rb; i++) {
+        switch (pattern) {
+        case 0: row[i] = y & 1 ? 0x55 : 0xAA; break;                  /* Floyd-Steinberg's gray 128 */
+        case 1: row[i] = i < rb / 2 ? 0 : (uint8_t)(0xAA >> (y & 1)); break; /* white, then gray */
+        default: row[i] = (i * 7919 + y) % 4099 == 0 ? 0x10 : 0; break; /* lone dots on white */
+        }
+      }
+    }
+    size_t bound = hti_g4_bound(w, h);
+    uint8_t *coded = xmalloc(bound);
+    uint64_t before = hti_g4_far_words();
+    size_t len = hti_g4_encode(px, rb, w, h, coded);
+    uint64_t read = hti_g4_far_words() - before;
+    /* each row: both bitmaps' words once, and a word for each search (at
+     * most two a changing element, plus the row's end) */
+    uint64_t most = (uint64_t)h * (2 * words + 2 * ((uint64_t)w + 2));
+    CHECK(read <= most, "%u wide, pattern %d: the searches read %llu words, more than %llu (linear in the width)",
+          (unsigned)w, pattern, (unsigned long long)read, (unsigned long long)most);
+    CHECK(len > 0 && len <= bound, "%u wide, pattern %d: coded %zu bytes", (unsigned)w, pattern, len);
+    int64_t bad = ht_g4_decode_compare(fileno(scratch), coded, len, px, w, h);
+    CHECK(bad == -1, "%u wide, pattern %d: libtiff decodes %s %lld", (unsigned)w, pattern,
+          bad == -2 ? "nothing" : "other pixels from row", (long long)bad);
+    images++;
+    free(coded);
+  }
+  free(px);
+}
+
 int main(void)
 {
   TIFFSetErrorHandler(silent); /* a failure shows as a failed check */
@@ -200,6 +245,7 @@ int main(void)
   check_fs(1728, 200, 8);
   for (uint32_t w = 1; w <= 70; w += 3)
     check_fs(w, 30, w);
+  check_wide();
   fclose(scratch);
   printf("test-g4: %d images\n", images);
   return test_finish("test-g4");

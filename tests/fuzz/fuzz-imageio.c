@@ -2,10 +2,12 @@
  * PBM/PGM/PPM/PAM in every variant, PNG, TIFF and JPEG. The input is given to
  * hti_read twice: as a regular file (a memfd, mapped as a file on disk
  * is) and, when it fits in a pipe's buffer, through a pipe (read as far
- * as its format goes). A decoded image must describe itself sanely, every
- * sample it claims must be readable (AddressSanitizer sees any read past
- * the buffer), the gray plane of the tools must come out, and a refusal
- * must give a one-line message. The same bytes are also taken as 1-bit
+ * as its format goes, within a memory budget of 1 KiB to 32 MiB that the
+ * last byte picks, so that the stream readers' bounds are met anywhere).
+ * A decoded image must describe itself sanely, every sample it claims
+ * must be readable (AddressSanitizer sees any read past the buffer), the
+ * gray plane of the tools must come out, and a refusal must give a
+ * one-line message. The same bytes are also taken as 1-bit
  * rows (the first two bytes give the width) for the TIFF writer's G4
  * coder, whose strip libtiff's decoder must turn back into those rows.
  * Any breach aborts, which libFuzzer reports as a crash.
@@ -123,13 +125,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   g4_round_trip(data, size, g4_file);
 #endif
 
-  /* a pipe, written whole and closed before it is read */
+  /* a pipe, written whole and closed before it is read, under a memory
+   * budget of 1 KiB .. 32 MiB that the last byte picks: the stream
+   * readers' bounds (the image a header declares, then the bytes beside
+   * it) meet it at every point of a stream */
   int fds[2];
   if (size <= 60000 && pipe(fds) == 0) {
     if (fcntl(fds[1], F_SETPIPE_SZ, 65536) >= 0 && write(fds[1], data, size) == (ssize_t)size) {
       close(fds[1]);
       snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+      hti_set_memory_limit(size ? (uint64_t)1 << (10 + data[size - 1] % 16) : 0);
       read_path(path, "pipe");
+      hti_set_memory_limit(0);
     } else {
       close(fds[1]);
     }

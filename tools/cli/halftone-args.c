@@ -67,8 +67,8 @@ static int value_error(int id, const char *why)
  * id; the CLI's own options come after. */
 enum {
   OPT_PARAM = CLI_OPT_OWN,
-  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_DPI, OPT_FORMAT, OPT_COMPRESSION,
-  OPT_INTERPLANE, OPT_SEPARATIONS,
+  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_DPI, OPT_MAX_MEMORY, OPT_FORMAT,
+  OPT_COMPRESSION, OPT_INTERPLANE, OPT_SEPARATIONS,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -79,6 +79,7 @@ int parse_args(int argc, char **argv, options *o)
     { "bench", required_argument, NULL, OPT_BENCH },
     { "quiet", no_argument, NULL, OPT_QUIET },
     { "dpi", required_argument, NULL, OPT_DPI },
+    { "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "compression", required_argument, NULL, OPT_COMPRESSION },
     { "interplane", required_argument, NULL, OPT_INTERPLANE },
@@ -156,6 +157,11 @@ int parse_args(int argc, char **argv, options *o)
       o->dpi = dpi;
       break;
     }
+    case OPT_MAX_MEMORY:
+      if (!hti_parse_size(arg, &o->max_memory))
+        return usage_error("--max-memory must be a size in bytes, or with K, M, G or T (e.g. 512M, 4G), not '%s'",
+                           arg);
+      break;
     case OPT_FORMAT:
       if ((o->format = hti_kind_from_name(arg)) < 0)
         return usage_error("--format must be %s, not '%s'", format_names_or(), arg);
@@ -179,7 +185,12 @@ int parse_args(int argc, char **argv, options *o)
       o->given |= GIVEN(HT_PARAM_INTERPLANE_FORWARD) | GIVEN(HT_PARAM_INTERPLANE_BACKWARD);
       break;
     }
-    case OPT_SEPARATIONS: o->separations = arg; break;
+    case OPT_SEPARATIONS:
+      if (!*arg) /* the plates would be "-r.pbm" ... in the current folder */
+        return usage_error("--separations needs a PREFIX for the plates' names (PREFIX-r.pbm, PREFIX-c.pbm ...), "
+                           "not ''");
+      o->separations = arg;
+      break;
     case 'V':
     case CLI_OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':

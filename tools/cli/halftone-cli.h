@@ -36,6 +36,7 @@ typedef struct {
   bool force;
   bool quiet;
   double dpi;        /* --dpi, 0: the input's                           */
+  uint64_t max_memory; /* --max-memory in bytes, 0: imageio's default  */
   int format;        /* --format: an hti_kind, or -1                     */
   int compression;   /* --compression: an hti_compression, or -1         */
   const char *separations;  /* --separations PREFIX                */

@@ -27,8 +27,9 @@ static const char help_head[] =
   "OUTPUT  the extension (or --format) picks the format:\n";
 /* then the formats (help_formats), */
 static const char help_output[] =
-  "        - writes standard output (needs --format; refused on a terminal);\n"
-  "        what --metrics and --bench print then goes to stderr.\n"
+  "        - writes standard output (needs --format; refused on a terminal,\n"
+  "        when closed or when it is the input file), as /dev/stdout does on a\n"
+  "        pipe; what --metrics and --bench print then goes to stderr.\n"
   "        /dev/null: nothing is written (e.g. with --bench or --metrics)\n";
 /* which of them keep the resolution and ICC profile (help_metadata), */
 static const char help_output_tail[] =
@@ -215,6 +216,11 @@ static void help_format_options(FILE *f)
   help_option(f, "--dpi N", text);
   compression_help(text, sizeof text);
   help_option(f, "--compression NAME", text);
+  help_option(f, "--max-memory SIZE", "the memory a decoded input image may take (e.g. 512M, 4G, 1.5G; K, M, G "
+                                      "and T are powers of 1024); an input that declares more is refused before "
+                                      "it is read. Default: 4G, or the machine's memory where less, and for a "
+                                      "file 1024 times its size but at least 1G (a small file that claims a huge "
+                                      "image is refused)");
 }
 
 static bool cpu_variant(const ht_choice *c)

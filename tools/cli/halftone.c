@@ -8,8 +8,10 @@
  * (imageio's hti_dest_open: not the input itself, not read-only, a
  * temporary file can be made beside it), written to that temporary file
  * and renamed over the destination only as the very last step, after
- * everything that can still fail (stdout included). SIGINT, SIGTERM and
- * SIGHUP remove that temporary file and say so (hti_signals).
+ * everything that can still fail (stdout included). The plates of
+ * --separations are claimed before the work too, and renamed into place
+ * together with the output once all of them are written. SIGINT, SIGTERM
+ * and SIGHUP remove the temporary files and say so (hti_signals).
  *
  * The common case, an 8-bit PGM to a PBM, is kept copy-free: the input is
  * mapped and handed to ht_run in place, the 1-bit result is rendered
@@ -112,28 +114,54 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* --separations PREFIX: each plane of the result as PREFIX-NAME.pbm (2
- * levels) or .pgm, dark where the plane is 0 (RGB) or has ink (cmyk). */
-static bool write_separations(const options *o, const ht_image *res, int planes, bool cmyk, char *err, size_t n)
+ * levels) or .pgm, dark where the plane is 0 (RGB) or has ink (cmyk).
+ * The plates are claimed before the work (open_separations), written to
+ * their temporary files after it (write_separations) and renamed into
+ * place together with OUTPUT only once every file is complete
+ * (hti_dest_commit): a failure or an interruption leaves no new plate
+ * and no mixed set of new and old ones. */
+typedef struct {
+  int count;
+  char path[4][4096];
+  hti_dest dest[4];
+} separations;
+
+static bool plate_bits(const options *o, int p)
+{
+  const int L = o->params.plane_levels[p] ? o->params.plane_levels[p] : o->levels;
+  return L == 2;
+}
+
+static bool open_separations(const options *o, int planes, bool cmyk, separations *sp, char *err, size_t n)
 {
   static const char *const rgb[4] = { "r", "g", "b", "a" }, *const inks[4] = { "c", "m", "y", "k" };
   for (int p = 0; p < planes; p++) {
-    const int L = o->params.plane_levels[p] ? o->params.plane_levels[p] : o->levels;
-    const bool bits = L == 2;
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s-%s.%s", o->separations, cmyk ? inks[p] : rgb[p], bits ? "pbm" : "pgm") >=
-        (int)sizeof path) {
+    char *path = sp->path[p];
+    if (snprintf(path, sizeof sp->path[p], "%s-%s.%s", o->separations, cmyk ? inks[p] : rgb[p],
+                 plate_bits(o, p) ? "pbm" : "pgm") >= (int)sizeof sp->path[p]) {
       snprintf(err, n, "--separations: the name is too long");
       return false;
     }
-    hti_out so;
-    hti_dest d;
     char why[512];
-    if (!hti_out_init(&so, bits ? HTI_PBM : HTI_PGM, res->width, res->height, 1, bits ? 1 : 8, why, sizeof why)) {
+    if (!hti_dest_open(&sp->dest[p], path, o->input, o->force, why, sizeof why)) {
       snprintf(err, n, "%.300s: %.200s", path, why);
       return false;
     }
-    if (!hti_dest_open(&d, path, o->input, o->force, why, sizeof why)) {
-      hti_out_free(&so);
+    sp->dest[p].defer = true;
+    sp->count = p + 1;
+  }
+  return true;
+}
+
+static bool write_separations(const ht_image *res, const options *o, bool cmyk, separations *sp, char *err,
+                              size_t n)
+{
+  for (int p = 0; p < sp->count; p++) {
+    const bool bits = plate_bits(o, p);
+    const char *path = sp->path[p];
+    hti_out so;
+    char why[512];
+    if (!hti_out_init(&so, bits ? HTI_PBM : HTI_PGM, res->width, res->height, 1, bits ? 1 : 8, why, sizeof why)) {
       snprintf(err, n, "%.300s: %.200s", path, why);
       return false;
     }
@@ -151,8 +179,7 @@ static bool write_separations(const options *o, const ht_image *res, int planes,
           dst[x] = gray;
       }
     }
-    const bool ok = hti_out_write(&so, &d, why, sizeof why);
-    hti_dest_close(&d);
+    const bool ok = hti_out_write(&so, &sp->dest[p], why, sizeof why);
     hti_out_free(&so);
     if (!ok) {
       snprintf(err, n, "%.300s: %.200s", path, why);
@@ -160,6 +187,25 @@ static bool write_separations(const options *o, const ht_image *res, int planes,
     }
   }
   return true;
+}
+
+/* OUTPUT and its plates into place together; false with the message
+ * said. */
+static bool commit_all(const options *o, hti_dest *dest, separations *sp)
+{
+  hti_dest *set[5] = { dest };
+  const char *names[5] = { o->output };
+  for (int p = 0; p < sp->count; p++) {
+    set[1 + p] = &sp->dest[p];
+    names[1 + p] = sp->path[p];
+  }
+  char err[512];
+  int done = hti_dest_commit(set, 1 + sp->count, err, sizeof err);
+  if (done == 1 + sp->count)
+    return true;
+  say("%s: %s%s", names[done], err, done > 0 ? "; the files before it in the set are in place, it and those "
+                                               "after it are not" : "; no file of the set was replaced");
+  return false;
 }
 
 int main(int argc, char **argv)
@@ -178,12 +224,13 @@ int main(int argc, char **argv)
   rc = setup(&o, &params, &ctx, &notes);
   if (rc >= 0)
     return rc;
-  bool to_stdout = strcmp(o.output, "-") == 0;
+  /* "-", or /dev/stdout and the like where standard output is a pipe */
+  bool to_stdout = hti_is_stdout(o.output);
   int kind = hti_kind_from_path(o.output);
   if (kind != HTI_NULL && o.format >= 0)
     kind = o.format;
   if (kind < 0 && to_stdout)
-    return quit(ctx, usage_error("OUTPUT - (standard output) needs --format %s", format_names_or()));
+    return quit(ctx, usage_error("OUTPUT %s (standard output) needs --format %s", o.output, format_names_or()));
   if (kind < 0) {
     char endings[128];
     format_list(endings, sizeof endings, FORMATS_WRITTEN, FORMAT_EXTENSIONS, " or ");
@@ -214,7 +261,7 @@ int main(int argc, char **argv)
 
   char err[512];
   hti_dest dest;
-  if (!hti_dest_open(&dest, o.output, o.input, o.force, err, sizeof err)) {
+  if (!hti_dest_open(&dest, to_stdout ? "-" : o.output, o.input, o.force, err, sizeof err)) {
     say("%s: %s", o.output, err);
     return quit(ctx, 1);
   }
@@ -226,7 +273,8 @@ int main(int argc, char **argv)
     return quit(ctx, 1);
   }
 
-  /* --- input */
+  /* --- input, within the memory budget (--max-memory) */
+  hti_set_memory_limit(o.max_memory);
   hti_image im;
   if (!hti_read(o.input, &im, err, sizeof err)) {
     say("%s: %s", strcmp(o.input, "-") == 0 ? "standard input" : o.input, err);
@@ -265,16 +313,23 @@ int main(int argc, char **argv)
   rc = 1;
 
   /* --- output layout */
+  const char *mode = ht_choice_by_value(HT_LIST_COLOR_MODES, (int)o.color)->name;
   if (o.nplane_levels > 0 && o.nplane_levels != planes) {
     hti_release(&im);
     hti_dest_close(&dest);
-    return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but %s has %d", o.nplane_levels,
-                                 o.input, planes));
+    if (cmyk) /* the planes are the inks, whatever the input has */
+      return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but --color cmyk has %d ink "
+                                   "planes (C, M, Y, K)", o.nplane_levels, planes));
+    return quit(ctx, usage_error("--levels gives %d values, one per colour plane, but %s has %d colour channel%s",
+                                 o.nplane_levels, in_name, planes, planes == 1 ? "" : "s"));
   }
   if (per_channel && (kind == HTI_PBM || kind == HTI_PGM)) {
     hti_release(&im);
     hti_dest_close(&dest);
-    return quit(ctx, usage_error("%s: --color per-channel on colour input gives RGB; write .ppm or .png", o.output));
+    if (cmyk)
+      return quit(ctx, usage_error("%s: --color cmyk gives four ink planes; write .tif (a CMYK TIFF) or .ppm or .png "
+                                   "(their RGB rendering)", o.output));
+    return quit(ctx, usage_error("%s: --color %s on colour input gives RGB; write .ppm or .png", o.output, mode));
   }
   if (kind == HTI_PPM && !cmyk && planes != 3) {
     hti_release(&im);
@@ -304,9 +359,26 @@ int main(int argc, char **argv)
                                  o.output));
   }
 
+  /* the plates of --separations, claimed before the work like OUTPUT,
+   * and put in place together with it */
+  separations plates = { .count = 0 };
+  if (o.separations) {
+    if (!open_separations(&o, planes, cmyk, &plates, err, sizeof err)) {
+      say("%s", err);
+      for (int p = 0; p < plates.count; p++)
+        hti_dest_close(&plates.dest[p]);
+      hti_release(&im);
+      hti_dest_close(&dest);
+      return quit(ctx, 1);
+    }
+    dest.defer = true;
+  }
+
   hti_out out;
   if (!hti_out_init(&out, (hti_kind)kind, im.width, im.height, file_channels, depth, err, sizeof err)) {
     say("%s: %s", o.output, err);
+    for (int p = 0; p < plates.count; p++)
+      hti_dest_close(&plates.dest[p]);
     hti_release(&im);
     hti_dest_close(&dest);
     return quit(ctx, 1);
@@ -334,8 +406,13 @@ int main(int argc, char **argv)
     } else if (holds_meta) {
       snprintf(icc_fate, sizeof icc_fate, "not kept: it describes %s and the output is %s", icc_space,
                planes == 1 ? "gray" : "RGB");
-      notice_add(&notes, "%s: the input's ICC profile (%s%s%s) is %s", o.output, icc_desc[0] ? icc_desc : icc_space,
-                 icc_desc[0] ? ", " : "", icc_desc[0] ? icc_space : "", icc_fate);
+      /* an sRGB profile on gray output goes without a word: gray without
+       * a profile is read as sRGB's gray anyway, and nearly every photo
+       * carries one (--metrics still says what became of it) */
+      if (!(planes == 1 && hti_icc_is_srgb(im.icc, im.icc_len)))
+        notice_add(&notes, "%s: the input's ICC profile (%s%s%s) is %s", o.output,
+                   icc_desc[0] ? icc_desc : icc_space, icc_desc[0] ? ", " : "", icc_desc[0] ? icc_space : "",
+                   icc_fate);
     } else {
       snprintf(icc_fate, sizeof icc_fate, "not kept: %s has no place for it", hti_kind_name((hti_kind)kind));
     }
@@ -428,7 +505,7 @@ int main(int argc, char **argv)
         }
     }
   }
-  if (o.separations && !write_separations(&o, &out_img, planes, cmyk, err, sizeof err)) {
+  if (o.separations && !write_separations(&out_img, &o, cmyk, &plates, err, sizeof err)) {
     say("%s", err);
     goto done;
   }
@@ -538,10 +615,14 @@ int main(int argc, char **argv)
     say("%s: %s", o.output, err);
     goto done;
   }
+  if (o.separations && !commit_all(&o, &dest, &plates))
+    goto done;
   rc = 0;
   for (int i = 0; i < notes.count && !o.quiet; i++)
     say("%s", notes.text[i]);
 done:
+  for (int p = 0; p < plates.count; p++)
+    hti_dest_close(&plates.dest[p]);
   hti_dest_close(&dest);
   ht_context_free(ctx);
   free(scratch);
