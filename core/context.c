@@ -5,6 +5,7 @@
 #include "cost.h"
 #include "cuda_loader.h"
 #include "describe.h"
+#include "methods.h"
 #include "filter.h"
 #include "image.h"
 #include "impl.h"
@@ -40,27 +41,6 @@ void ht_params_init(ht_params *p)
   p->variant = HT_VARIANT_AUTO;
   p->alpha = false;
   ht_params_defaults(p); /* the description's defaults (describe.c) */
-}
-
-ht_status ht_params_set_algorithm(ht_params *p, int algorithm)
-{
-  if (!p)
-    return HT_ERR_INVALID_ARGUMENT;
-  const int method = ht_algorithm_method(algorithm);
-  if (method < 0)
-    return HT_ERR_INVALID_ARGUMENT;
-  p->method = (ht_method)method;
-  if (method == HT_METHOD_ERROR_DIFFUSION && algorithm != HT_FILTER_CUSTOM)
-    p->filter = *ht_filter_builtin((ht_filter_id)algorithm);
-  return HT_OK;
-}
-
-int ht_params_algorithm(const ht_params *p)
-{
-  if (!p)
-    return -1;
-  const method_row *r = ht_method_row(p->method);
-  return r && r->algorithm >= 0 ? r->algorithm : (int)p->filter.id;
 }
 
 ht_context *ht_context_new(void)

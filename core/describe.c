@@ -6,7 +6,7 @@
  * written here and nowhere else. */
 #include "describe.h"
 #include "filter.h"
-#include "impl.h"
+#include "methods.h"
 
 #include <errno.h>
 #include <math.h>
@@ -155,118 +155,19 @@ static const param_row params[HT_PARAM_COUNT] = {
     FIELD_NONE, 0 },
 };
 
-/* ----------------------------------------------------------- methods */
-
-#define PD_COLORS ((1u << HT_COLOR_PLANE_DEPENDENT) | (1u << HT_COLOR_CMYK))
-#define PLANE_COLORS ((1u << HT_COLOR_LUMA) | (1u << HT_COLOR_PER_CHANNEL))
-#define ANY -1
-
-/* What error diffusion uses, alone or with its planes coupled. */
-#define DIFFUSION_USES                                                                                          \
-  { HT_PARAM_COEFFICIENTS, HT_FILTER_CUSTOM, HT_COLORS_ALL, 0, 0 }, { HT_PARAM_LEVELS, ANY, HT_COLORS_ALL, 0, 0 }, \
-    { HT_PARAM_SERPENTINE, ANY, HT_COLORS_ALL, 0, 0 },                                                          \
-    { HT_PARAM_INTERPLANE_FORWARD, ANY, PD_COLORS, 0, 0 }, { HT_PARAM_INTERPLANE_BACKWARD, ANY, PD_COLORS, 0, 0 }, \
-    { HT_PARAM_RANDOMIZE, ANY, PD_COLORS, 0, 0 }, { HT_PARAM_SEED, ANY, PD_COLORS, 0, 0 },                     \
-    { HT_PARAM_BLACK, ANY, 1u << HT_COLOR_CMYK, 0, 0 }
-
-/* What the search methods use; the seed only for the random start. */
-#define SEARCH_USES                                                                                             \
-  { HT_PARAM_SIGMA, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_EYE_RADIUS, ANY, PLANE_COLORS, 0, 0 },                \
-    { HT_PARAM_INIT, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_SCHEDULE, ANY, PLANE_COLORS, 0, 0 },                 \
-    { HT_PARAM_MAX_ROUNDS, ANY, PLANE_COLORS, 0, 0 },                                                           \
-    { HT_PARAM_SEED, ANY, PLANE_COLORS, HT_PARAM_INIT, 1u << HT_INIT_RANDOM }
-
-/* In ht_method order. */
-static const method_row methods[] = {
-  { { HT_METHOD_ERROR_DIFFUSION, "error-diffusion", N_("Error diffusion"),
-      "an error filter spreads each pixel's rounding error to its unprocessed neighbours" },
-    -1, HT_MCAP_LEVELS | HT_MCAP_SERPENTINE | HT_MCAP_BANDS, HT_COLORS_ALL, { DIFFUSION_USES } },
-  { { HT_METHOD_LES, "les", N_("Local exhaustive search (LES)"),
-      "every black-and-white pattern of each m x m window, the best kept, until nothing improves; the slowest" },
-    HT_ALGORITHM_LES, HT_MCAP_SEARCH, PLANE_COLORS, { { HT_PARAM_WINDOW, ANY, PLANE_COLORS, 0, 0 }, SEARCH_USES } },
-  { { HT_METHOD_PES, "pes", N_("Partial exhaustive search (PES)"),
-      "like LES, but only the patterns with about as many white pixels as the window has; about twice LES's time" },
-    HT_ALGORITHM_PES, HT_MCAP_SEARCH, PLANE_COLORS, { { HT_PARAM_WINDOW, ANY, PLANE_COLORS, 0, 0 }, SEARCH_USES } },
-  { { HT_METHOD_DBS, "dbs", N_("Direct binary search (DBS)"),
-      "toggles a pixel or swaps it with a neighbour wherever that brings the result nearer the original; fast" },
-    HT_ALGORITHM_DBS, HT_MCAP_SEARCH, PLANE_COLORS, { SEARCH_USES } },
-  { { HT_METHOD_PLANE_DEPENDENT, "plane-dependent", N_("Plane-dependent colour error diffusion"),
-      "error diffusion of all colour planes of a pixel together, with errors fed between the planes" },
-    -1, HT_MCAP_LEVELS | HT_MCAP_SERPENTINE | HT_MCAP_COUPLED, PD_COLORS, { DIFFUSION_USES } },
-  { { HT_METHOD_BAYER, "bayer", N_("Ordered dither (Bayer matrix)"),
-      "each pixel against its own threshold from a Bayer matrix: a regular cross-hatch, no error carried, every "
-      "pixel on its own" },
-    HT_ALGORITHM_BAYER, HT_MCAP_LEVELS, PLANE_COLORS,
-    { { HT_PARAM_LEVELS, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_MASK_SIZE, ANY, PLANE_COLORS, 0, 0 } } },
-  { { HT_METHOD_THRESHOLD, "threshold", N_("Threshold (no dither)"),
-      "each pixel to its nearest level, no pattern and no error carried: flat areas stay flat, for line art" },
-    HT_ALGORITHM_THRESHOLD, HT_MCAP_LEVELS, PLANE_COLORS, { { HT_PARAM_LEVELS, ANY, PLANE_COLORS, 0, 0 } } },
-};
-
-const method_row *ht_method_rows(int *count)
-{
-  *count = COUNT(methods);
-  return methods;
-}
-
-const method_row *ht_method_row(ht_method m)
-{
-  for (int i = 0; i < COUNT(methods); i++)
-    if (methods[i].choice.value == (int)m)
-      return &methods[i];
-  return NULL;
-}
-
-/* The public view of the rows, with the backends found in the
- * implementation tables. */
-static ht_method_info infos[COUNT(methods)];
-static pthread_once_t infos_once = PTHREAD_ONCE_INIT;
-
-static void make_infos(void)
-{
-  for (int i = 0; i < COUNT(methods); i++) {
-    const method_row *r = &methods[i];
-    unsigned backends = 0;
-    for (int k = 0; k < ht_impls_cpu_count; k++)
-      if ((int)ht_impls_cpu[k].method == r->choice.value)
-        backends |= 1u << HT_BACKEND_CPU;
-    for (int k = 0; k < ht_impls_cuda_count; k++)
-      if ((int)ht_impls_cuda[k].method == r->choice.value)
-        backends |= 1u << HT_BACKEND_CUDA;
-    infos[i] = (ht_method_info){ (ht_method)r->choice.value, r->algorithm, r->choice.name, r->caps, r->colors,
-                                 backends };
-  }
-}
-
-const ht_method_info *ht_method_describe(ht_method m)
-{
-  pthread_once(&infos_once, make_infos);
-  for (int i = 0; i < COUNT(methods); i++)
-    if (infos[i].method == m)
-      return &infos[i];
-  return NULL;
-}
-
-int ht_algorithm_method(int algorithm)
-{
-  for (int i = 0; i < COUNT(methods); i++)
-    if (methods[i].algorithm >= 0 && methods[i].algorithm == algorithm)
-      return methods[i].choice.value;
-  return algorithm >= 0 && (algorithm == HT_FILTER_CUSTOM || ht_filter_builtin((ht_filter_id)algorithm))
-           ? HT_METHOD_ERROR_DIFFUSION
-           : -1;
-}
-
 /* ---------------------------------------------------- who uses what */
 
 /* Every parameter's conditions, gathered from the method rows. */
-static ht_param_use uses[HT_PARAM_COUNT][COUNT(methods) * 2];
+#define MAX_METHODS 32
+static ht_param_use uses[HT_PARAM_COUNT][MAX_METHODS * 2];
 static int nuses[HT_PARAM_COUNT];
 static pthread_once_t uses_once = PTHREAD_ONCE_INIT;
 
 static void make_uses(void)
 {
-  for (int i = 0; i < COUNT(methods); i++)
+  int n;
+  const method_row *methods = ht_method_rows(&n);
+  for (int i = 0; i < n; i++)
     for (int k = 0; k < HT_METHOD_MAX_USES && methods[i].uses[k].id != HT_PARAM_ALGORITHM; k++) {
       const method_use *u = &methods[i].uses[k];
       if (nuses[u->id] < COUNT(uses[0]))
@@ -289,7 +190,7 @@ const ht_param_use *ht_param_uses(ht_param_id id, int *count)
  * (-1: any value). */
 static bool use_holds(const method_use *u, int algorithm, ht_color_mode color, int when_value)
 {
-  if (u->algorithm != ANY && u->algorithm != algorithm)
+  if (u->algorithm != HT_ANY_ALGORITHM && u->algorithm != algorithm)
     return false;
   if (!(u->colors & (1u << color)))
     return false;

@@ -1,6 +1,6 @@
 /* Finding and checking implementations (impl.h). */
 #include "impl.h"
-#include "describe.h"
+#include "methods.h"
 
 const ht_impl *ht_impl_of(ht_variant v)
 {

@@ -1,7 +1,7 @@
 /* What a run makes of an image, for the front ends to ask instead of
  * working it out themselves (halftone.h): the output's planes and
  * channels, the cmyk inks seen as RGB, whether a run can go in bands. */
-#include "describe.h"
+#include "methods.h"
 #include "image.h"
 #include "impl.h"
 

@@ -4,7 +4,7 @@
  * filter table (filters.c) and the implementation tables (impl_*.c), so a
  * new filter or implementation appears everywhere by its row alone. */
 #include "ht-config.h"
-#include "describe.h"
+#include "methods.h"
 #include "filter.h"
 #include "impl.h"
 
@@ -115,39 +115,6 @@ static void make_variants(void)
     variants[nvariants] = (ht_choice){ ht_impls_cuda[i].variant, ht_impls_cuda[i].name, ht_impls_cuda[i].label, "" };
 }
 
-/* HT_LIST_METHODS: the method rows' choices (describe.c). */
-static ht_choice methods[16];
-static int nmethods;
-static pthread_once_t methods_once = PTHREAD_ONCE_INIT;
-
-static void make_methods(void)
-{
-  int n;
-  const method_row *r = ht_method_rows(&n);
-  for (int i = 0; i < n && nmethods < COUNT(methods); i++)
-    methods[nmethods++] = r[i].choice;
-}
-
-/* The filters under their ids, then the methods that have an algorithm
- * value of their own (HT_ALGORITHM_*), in the order of their rows. */
-static ht_choice algorithms[64 + 16]; /* every filter id is below HT_ALGORITHM_LES (64) */
-static int nalgorithms;
-static pthread_once_t algorithms_once = PTHREAD_ONCE_INIT;
-
-static void make_algorithms(void)
-{
-  int n;
-  const ht_choice *f = ht_filter_choices(&n);
-  for (int i = 0; i < n && nalgorithms < 64; i++)
-    algorithms[nalgorithms++] = f[i];
-  const method_row *r = ht_method_rows(&n);
-  for (int i = 0; i < n && nalgorithms < COUNT(algorithms); i++)
-    if (r[i].algorithm >= 0) {
-      algorithms[nalgorithms] = r[i].choice;
-      algorithms[nalgorithms++].value = r[i].algorithm;
-    }
-}
-
 const ht_choice *ht_choices(ht_list list, int *count)
 {
   int n = 0;
@@ -162,16 +129,12 @@ const ht_choice *ht_choices(ht_list list, int *count)
   case HT_LIST_BACKENDS: c = backends; n = COUNT(backends); break;
   case HT_LIST_COLOR_MODES: c = color_modes; n = COUNT(color_modes); break;
   case HT_LIST_METHODS:
-    pthread_once(&methods_once, make_methods);
-    c = methods;
-    n = nmethods;
+    c = ht_method_choices(&n);
     break;
   case HT_LIST_INITS: c = inits; n = COUNT(inits); break;
   case HT_LIST_SCHEDULES: c = schedules; n = COUNT(schedules); break;
   case HT_LIST_ALGORITHMS:
-    pthread_once(&algorithms_once, make_algorithms);
-    c = algorithms;
-    n = nalgorithms;
+    c = ht_algorithm_choices(&n);
     break;
   case HT_LIST_COUNT: break;
   }

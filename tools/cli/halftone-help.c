@@ -233,6 +233,68 @@ static bool gpu_variant(const ht_choice *c)
   return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CUDA;
 }
 
+/* "--algorithm les, pes or dbs with --init random; or --color
+ * plane-dependent or cmyk": where parameter `id` is used, from the
+ * library's description, into buf. */
+void where_used(int id, char *buf, size_t size)
+{
+  int n = 0;
+  const ht_param_use *u = ht_param_uses((ht_param_id)id, &n);
+  char algs[256] = "", colors[128] = "";
+  int nalgs = 0;
+  unsigned any_filter_colors = 0;
+  for (int i = 0; i < n; i++) {
+    const ht_method_info *m = ht_method_describe(u[i].method);
+    int alg = u[i].algorithm >= 0 ? u[i].algorithm : m->algorithm;
+    if (alg < 0) { /* every filter, in these colour modes */
+      any_filter_colors |= u[i].colors;
+      continue;
+    }
+    const ht_choice *c = ht_choice_by_value(HT_LIST_ALGORITHMS, alg);
+    if (c && !strstr(algs, c->name)) {
+      size_t len = strlen(algs);
+      snprintf(algs + len, sizeof algs - len, "%s%s", nalgs ? "|" : "", c->name);
+      nalgs++;
+    }
+  }
+  /* "a|b|c" as "a, b or c" */
+  char list[256] = "";
+  for (int i = 0, k = 0; algs[i] && k < (int)sizeof list - 4; i++) {
+    if (algs[i] != '|') {
+      list[k++] = algs[i];
+      continue;
+    }
+    const bool last = !strchr(algs + i + 1, '|');
+    const char *sep = last ? " or " : ", ";
+    for (const char *q = sep; *q && k < (int)sizeof list - 1; q++)
+      list[k++] = *q;
+  }
+  if (any_filter_colors && any_filter_colors != HT_COLORS_ALL) {
+    int count = 0, total = 0;
+    const ht_choice *c = ht_choices(HT_LIST_COLOR_MODES, &count);
+    for (int i = 0; i < count; i++)
+      total += (any_filter_colors >> c[i].value) & 1u;
+    size_t len = 0;
+    for (int i = 0, k = 0; i < count; i++)
+      if ((any_filter_colors >> c[i].value) & 1u) {
+        len += (size_t)snprintf(colors + len, sizeof colors - len, "%s%s", k == 0 ? "" : k == total - 1 ? " or " : ", ",
+                                c[i].name);
+        k++;
+      }
+  }
+  const char *when = id == HT_PARAM_SEED && list[0] ? " (with --init random)" : "";
+  if (any_filter_colors == HT_COLORS_ALL && list[0])
+    snprintf(buf, size, "an error-diffusion filter or --algorithm %s", list);
+  else if (list[0] && colors[0])
+    snprintf(buf, size, "--algorithm %s%s, or --color %s", list, when, colors);
+  else if (list[0])
+    snprintf(buf, size, "--algorithm %s%s", list, when);
+  else if (colors[0])
+    snprintf(buf, size, "--color %s", colors);
+  else
+    snprintf(buf, size, "an error-diffusion filter");
+}
+
 /* A parameter of the library's description as an option: its help, its
  * range and default, and where it is used. CHOICE parameters list their
  * values under it. */
