@@ -61,7 +61,7 @@ static const param_row params[HT_PARAM_COUNT] = {
   [HT_PARAM_LEVELS] = {
     { "levels", NULL, N_("Levels"),
       "output levels per channel (2: black and white)",
-      "N", HT_TYPE_INT, 0, 2, 256, 2, 16, 2, NULL, 0, HT_GROUP_OUTPUT, true, false },
+      "N", HT_TYPE_INT, 0, 2, HT_LEVELS_MAX, 2, 16, 2, NULL, 0, HT_GROUP_OUTPUT, true, false },
     FIELD(FIELD_INT, levels) },
   [HT_PARAM_SERPENTINE] = {
     { "serpentine", NULL, N_("Serpentine scan"),
@@ -108,7 +108,8 @@ static const param_row params[HT_PARAM_COUNT] = {
     { "sigma", NULL, N_("Eye model sigma"),
       "the standard deviation in pixels of the Gaussian that models the eye: larger values look from farther "
       "away", "S",
-      HT_TYPE_NUMBER, 0, 0.25, 4, 0.25, 4, 1, NULL, 2, HT_GROUP_ALGORITHM, false, false },
+      HT_TYPE_NUMBER, 0, HT_EYE_SIGMA_MIN, HT_EYE_SIGMA_MAX, HT_EYE_SIGMA_MIN, HT_EYE_SIGMA_MAX, 1, NULL, 2,
+      HT_GROUP_ALGORITHM, false, false },
     FIELD(FIELD_DOUBLE, eye.sigma) },
   [HT_PARAM_EYE_RADIUS] = {
     { "eye-radius", NULL, N_("Eye model radius"),

@@ -44,7 +44,7 @@ static void set_orbit(ht_eye *eye, const orbit *o)
 
 bool ht_eye_init(ht_eye *eye, const ht_eye_params *p)
 {
-  if (!(p->sigma >= 0.25 && p->sigma <= 4.0) || p->radius < 1 || p->radius > HT_EYE_MAX_RADIUS)
+  if (!(p->sigma >= HT_EYE_SIGMA_MIN && p->sigma <= HT_EYE_SIGMA_MAX) || p->radius < 1 || p->radius > HT_EYE_MAX_RADIUS)
     return false;
   memset(eye, 0, sizeof *eye);
   const int r = p->radius;

@@ -298,7 +298,10 @@ typedef enum {
 } ht_method;
 
 #define HT_MAX_PLANES 4
+#define HT_LEVELS_MAX 256      /* output levels 2..HT_LEVELS_MAX             */
 #define HT_EYE_MAX_RADIUS 7
+#define HT_EYE_SIGMA_MIN 0.25  /* the eye model's sigma, in pixels           */
+#define HT_EYE_SIGMA_MAX 4.0
 
 /* The inter-plane error weights of plane-dependent colour error
  * diffusion (Zhang et al., Sec. 2.1), as a 2 x planes matrix: the share
@@ -317,7 +320,7 @@ typedef struct {
  * of standard deviation `sigma` pixels over (2 radius + 1)^2 pixels, in
  * fixed point (core/shared/eye.h). Kouge et al. use sigma 1, radius 3. */
 typedef struct {
-  double sigma;  /* 0.25 .. 4 */
+  double sigma;  /* HT_EYE_SIGMA_MIN .. HT_EYE_SIGMA_MAX */
   int radius;    /* 1 .. HT_EYE_MAX_RADIUS (core/shared/eye.h: 7) */
 } ht_eye_params;
 

@@ -84,9 +84,10 @@ static void print_help(FILE *f)
   for (int i = 0; i < n; i++)
     fprintf(f, "                        %-20s %s\n", c[i].name, c[i].label);
   fputs("  --coefficients STR  the filter for --algorithm custom, as in halftone\n"
-        "                      (Floyd-Steinberg is \"- * 7; 3 5 1 / 16\")\n"
-        "  --levels N          output levels 2..256 (default 2: black and white)\n"
-        "  --threads N         threads per rank (default 1): a block's rows run on\n"
+        "                      (Floyd-Steinberg is \"- * 7; 3 5 1 / 16\")\n", f);
+  const ht_param *lv = ht_param_info(HT_PARAM_LEVELS);
+  fprintf(f, "  --levels N          output levels %g..%g (default %g: black and white)\n", lv->min, lv->max, lv->def);
+  fputs("  --threads N         threads per rank (default 1): a block's rows run on\n"
         "                      them as a wavefront of their own (at most R)\n"
         "  --rows R            rows per block (default 15; see docs/mpi.md)\n"
         "  --chunk K           columns per message (default W / (P (R + 1)), the\n"
@@ -152,11 +153,13 @@ static int parse_args(int argc, char **argv, options *o)
     switch (c) {
     case CLI_OPT_ALGORITHM: o->algorithm = optarg; break;
     case CLI_OPT_COEFFICIENTS: o->coefficients = optarg; break;
-    case CLI_OPT_LEVELS:
-      if (!cli_parse_int64(optarg, 2, 256, &v))
-        return usage_error("--levels must be a whole number 2..256, not '%s'", optarg);
+    case CLI_OPT_LEVELS: { /* the library's range (its description), one value: one plane here */
+      const ht_param *d = ht_param_info(HT_PARAM_LEVELS);
+      if (!cli_parse_int64(optarg, (int64_t)d->min, (int64_t)d->max, &v))
+        return usage_error("--levels must be a whole number %g..%g, not '%s'", d->min, d->max, optarg);
       o->levels = (int)v;
       break;
+    }
     case CLI_OPT_THREADS:
       if (!cli_parse_int64(optarg, 1, 1024, &v))
         return usage_error("--threads must be a whole number 1..1024 (threads per rank), not '%s'", optarg);
