@@ -282,7 +282,23 @@ void where_used(int id, char *buf, size_t size)
         k++;
       }
   }
-  const char *when = id == HT_PARAM_SEED && list[0] ? " (with --init random)" : "";
+  /* a use that holds only for some values of another parameter (a
+   * search's seed: --init random), as the description says it */
+  char when[128] = "";
+  for (int i = 0; i < n && list[0] && !when[0]; i++)
+    if (u[i].when_values) {
+      const ht_param *w = ht_param_info(u[i].when);
+      size_t len = (size_t)snprintf(when, sizeof when, " (with --%s", w->option ? w->option : w->name);
+      int nv = 0;
+      const ht_choice *v = w->type == HT_TYPE_CHOICE ? ht_choices(w->list, &nv) : NULL;
+      for (int k = 0, first = 1; k < nv && len < sizeof when; k++)
+        if (u[i].when_values & (1u << v[k].value)) {
+          len += (size_t)snprintf(when + len, sizeof when - len, "%s%s", first ? " " : " or ", v[k].name);
+          first = 0;
+        }
+      if (len < sizeof when)
+        snprintf(when + len, sizeof when - len, ")");
+    }
   if (any_filter_colors == HT_COLORS_ALL && list[0])
     snprintf(buf, size, "an error-diffusion filter or --algorithm %s", list);
   else if (list[0] && colors[0])
