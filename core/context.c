@@ -145,12 +145,20 @@ static void color_names(unsigned colors, char *buf, size_t size)
 static ht_status check_color(ht_context *ctx, const ht_params *p, const method_row *r)
 {
   bool coupled = p->randomize != 0.0;
+  /* Users know their planes by colour, not by number. */
+  static const char *const colours[2][HT_MAX_PLANES] = { { "red", "green", "blue", "fourth" },
+                                                          { "cyan", "magenta", "yellow", "black" } };
+  const char *const *plane = colours[p->color == HT_COLOR_CMYK];
   for (int i = 0; i < HT_MAX_PLANES; i++) {
     if (ht_pd_q12(p->plane_weights.forward[i]) + ht_pd_q12(p->plane_weights.backward[i]) > HT_Q_ONE)
-      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "inter-plane weights of plane %d: forward %g and backward %g add up "
-                  "to more than 1 (the filter takes what they leave)", i + 1, p->plane_weights.forward[i],
-                  p->plane_weights.backward[i]);
-    coupled |= p->plane_weights.forward[i] != 0.0 || p->plane_weights.backward[i] != 0.0;
+      return fail(ctx, HT_ERR_INVALID_ARGUMENT, "inter-plane weights of the %s plane: forward %g and backward %g "
+                  "add up to more than 1 (the filter takes what they leave)", plane[i],
+                  p->plane_weights.forward[i], p->plane_weights.backward[i]);
+    /* A weight has a non-zero default (describe.c) that other modes
+     * ignore; a weight other than 0 and its default asks for coupling. */
+    const double f = p->plane_weights.forward[i], b = p->plane_weights.backward[i];
+    coupled |= (f != 0.0 && f != ht_param_info(HT_PARAM_INTERPLANE_FORWARD)->def) ||
+               (b != 0.0 && b != ht_param_info(HT_PARAM_INTERPLANE_BACKWARD)->def);
   }
   const char *mode = ht_choice_by_value(HT_LIST_COLOR_MODES, (int)p->color)->name;
   if (is_coupled(p->color)) {

@@ -77,8 +77,9 @@ static const param_row params[HT_PARAM_COUNT] = {
   [HT_PARAM_INTERPLANE_FORWARD] = {
     { "interplane-forward", NULL, N_("Inter-plane weight, forward"),
       "the share of each colour plane's error passed to the next plane of the same pixel, so that dots of "
-      "different colours stop piling up on the same pixels (0.2 cuts colorant overlap most, docs/color.md)", "F",
-      HT_TYPE_NUMBER, 0, 0, 1, 0, 1, 0, NULL, 3, HT_GROUP_COLOR, false, false },
+      "different colours stop piling up on the same pixels; more cuts overlap more and moves saturated colours "
+      "more (0.05 keeps a photo's colour within about 2 %, docs/color.md)", "F",
+      HT_TYPE_NUMBER, 0, 0, 1, 0, 1, 0.05, NULL, 3, HT_GROUP_COLOR, false, false },
     FIELD(FIELD_PLANES, plane_weights.forward) },
   [HT_PARAM_INTERPLANE_BACKWARD] = {
     { "interplane-backward", NULL, N_("Inter-plane weight, backward"),

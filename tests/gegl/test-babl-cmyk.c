@@ -43,6 +43,9 @@ static void ours(ht_context *ctx, const uint16_t rgb[3], double black, double in
   par.color = HT_COLOR_CMYK;
   par.levels = 256;
   par.black = black;
+  /* the inks as separated: no error passed between the planes either */
+  for (int c = 0; c < HT_MAX_PLANES; c++)
+    par.plane_weights.forward[c] = par.plane_weights.backward[c] = 0;
   uint16_t in[3] = { rgb[0], rgb[1], rgb[2] }, out[4];
   ht_image gi = { 1, 1, 6, 3, HT_FORMAT_U16, in }, go = { 1, 1, 8, 4, HT_FORMAT_U16, out };
   ht_status s = ht_run(ctx, &gi, &go, &par);
