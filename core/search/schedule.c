@@ -29,6 +29,7 @@
  * its own block or to another group; a pixel or flag claimed by two
  * blocks of one group aborts the process with a message. */
 #include "search.h"
+#include "../shared/search_progress.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -100,18 +101,12 @@ typedef struct {
 #endif
 } sched;
 
-/* The fraction of the run done, from round r and the fraction f of it:
- * without a round limit, round r covers 1 - 2^-r .. 1 - 2^-(r+1) (later
- * rounds search less: the skip map leaves what settled); with one,
- * (r + f) / max_rounds. */
+/* The fraction of the run done, from round r and the fraction f of it
+ * (shared/search_progress.h: measured shares of the rounds). */
 static bool tick(sched *S, double f)
 {
-  const ht_job *job = S->s->job;
-  const double done = job->max_rounds ? (S->round + f) / job->max_rounds : 1.0 - ldexp(1.0 - 0.5 * f, -S->round);
   const int64_t total = (int64_t)1 << 30;
-  int64_t n = (int64_t)(done * (double)total);
-  n = n < 0 ? 0 : n >= total ? total - 1 : n;
-  return ht_job_tick(S->s->job, n, total);
+  return ht_job_tick(S->s->job, ht_search_progress(S->s->job->max_rounds, S->round, f, total), total);
 }
 
 static double group_fraction(sched *S)

@@ -12,6 +12,7 @@
 #include "../module_private.h"
 #include "common.cuh"
 #include "../../core/shared/fixed.h"
+#include "../../core/shared/search_progress.h"
 
 #include <algorithm>
 #include <climits>
@@ -56,9 +57,7 @@ bool alloc(ctx_err &ce, void **p, size_t bytes, const char *what)
  * it, as schedule.c's tick reports it. */
 int64_t progress(int max_rounds, int round, double f, int64_t total)
 {
-  const double done = max_rounds ? (round + f) / max_rounds : 1.0 - std::ldexp(1.0 - 0.5 * f, -round);
-  int64_t v = (int64_t)(done * (double)total);
-  return v < 0 ? 0 : v >= total ? total - 1 : v;
+  return ht_search_progress(max_rounds, round, f, total);
 }
 
 } // namespace
