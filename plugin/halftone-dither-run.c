@@ -103,16 +103,62 @@ in_gimp (void)
   return name && g_str_has_prefix (name, "gimp");
 }
 
+/* GIMP re-runs the op at every change of a setting, so a text typed
+ * into a field (the coefficients) fails at every keystroke until it
+ * parses. GIMP hears a message only once the settings have rested for
+ * TELL_GIMP_MS and the newest run still fails: one message when the user
+ * stops typing, none when the text is finished in time. */
+#define TELL_GIMP_MS 1500
+
+static GMutex  gimp_pending_lock;
+static guint   gimp_pending_source;
+static gchar  *gimp_pending_text;
+
 static gboolean
-tell_gimp (gpointer text)
+tell_gimp (gpointer unused)
 {
-  g_log ("GEGL", G_LOG_LEVEL_MESSAGE, "%s", (const gchar *) text);
+  gchar *text;
+
+  (void) unused;
+  g_mutex_lock (&gimp_pending_lock);
+  text                = gimp_pending_text;
+  gimp_pending_text   = NULL;
+  gimp_pending_source = 0;
+  g_mutex_unlock (&gimp_pending_lock);
+  if (text)
+    g_log ("GEGL", G_LOG_LEVEL_MESSAGE, "%s", text);
+  g_free (text);
   return G_SOURCE_REMOVE;
 }
 
+/* Replaces GIMP's waiting message by `text`, or drops it (NULL: a run
+ * went well). */
+static void
+tell_gimp_later (const gchar *text)
+{
+  g_mutex_lock (&gimp_pending_lock);
+  if (gimp_pending_source)
+    g_source_remove (gimp_pending_source);
+  /* gimp-console has no one typing: at once */
+  gimp_pending_source = !text ? 0 : g_timeout_add (strstr (g_get_prgname (), "console") ? 0 : TELL_GIMP_MS,
+                                                   tell_gimp, NULL);
+  g_free (gimp_pending_text);
+  gimp_pending_text = g_strdup (text);
+  g_mutex_unlock (&gimp_pending_lock);
+}
+
+/* A run gave the halftone: nothing waits to be told. */
+static void
+told_nothing (GeglOperation *operation)
+{
+  g_object_set_data (G_OBJECT (operation), "halftone-warned", NULL);
+  if (in_gimp ())
+    tell_gimp_later (NULL);
+}
+
 /* Tells the user `text` (a warning on the op's log domain, and GIMP 3's
- * message), once per text until a run succeeds: GIMP's preview runs the
- * operation again at every change. */
+ * message once the settings rest), once per text until a run succeeds:
+ * GIMP's preview runs the operation again at every change. */
 static void
 tell (GeglOperation *operation, const gchar *text)
 {
@@ -120,7 +166,7 @@ tell (GeglOperation *operation, const gchar *text)
     return;
   g_warning ("%s", text);
   if (in_gimp ())
-    g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, tell_gimp, g_strdup (text), g_free);
+    tell_gimp_later (text);
   g_object_set_data_full (G_OBJECT (operation), "halftone-warned", g_strdup (text), g_free);
 }
 
@@ -315,7 +361,12 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
   if ((status == HT_ERR_NO_GPU || status == HT_ERR_GPU) && backend == HT_BACKEND_CUDA)
     {
       gpu_fault = status == HT_ERR_GPU;
-      fallback  = g_strdup (ht_context_message (ctx));
+      /* The user reads what happened in their words; the module's path
+       * and the variables that steer it are for the log
+       * (G_MESSAGES_DEBUG=gegl-halftone) and `halftone --verbose`. */
+      g_info ("halftone:dither: backend cuda: %s", ht_context_message (ctx));
+      g_free (fallback);
+      fallback = g_strdup (gpu_fault ? "the NVIDIA GPU failed" : "no NVIDIA GPU found");
       ht_context_set_backend (ctx, HT_BACKEND_CPU);
       status = run_planes (ctx, &in, &out, params);
     }
@@ -327,15 +378,23 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
     halftone_warn_pass_through (operation, ht_context_message (ctx));
   else if (fallback)
     {
-      gchar *text = g_strdup_printf ("halftone:dither: %s; computed on the CPU instead (the same result)",
-                                     fallback);
+      static gint told_no_gpu = 0;
+      gchar      *text = g_strdup_printf ("halftone:dither: %s; computed on the CPU, the same result", fallback);
 
+      /* A program that runs the op in its own process reads the notice
+       * of every run and says it as it sees fit (the GIMP 2.10 plug-in:
+       * once). A missing GPU stays missing: the log and GIMP 3 hear it
+       * once a process, not at every repeat or preview. */
       g_object_set_data_full (G_OBJECT (operation), "halftone-notice", g_strdup (text), g_free);
-      tell (operation, text);
+      if (!gpu_fault && status == HT_OK && backend == HT_BACKEND_CUDA && !fallback_why &&
+          !g_atomic_int_compare_and_exchange (&told_no_gpu, 0, 1))
+        g_info ("%s", text);
+      else
+        tell (operation, text);
       g_free (text);
     }
   else
-    g_object_set_data (G_OBJECT (operation), "halftone-warned", NULL);
+    told_nothing (operation);
   g_free (fallback);
   /* after a GPU fault the device may stay unusable: not kept */
   context_put_back (ctx, status == HT_OK && !gpu_fault);
@@ -537,7 +596,7 @@ run_bands (GeglOperation *operation, GeglOperationContext *context, GeglBuffer *
     }
   else
     {
-      g_object_set_data (G_OBJECT (operation), "halftone-warned", NULL);
+      told_nothing (operation);
       result = BANDS_DONE;
     }
   if (result != BANDS_UNSUPPORTED)
