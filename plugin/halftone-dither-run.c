@@ -173,7 +173,9 @@ tell (GeglOperation *operation, const gchar *text)
 /* The input is passed on: says why. A program that runs the op in its
  * own process (the GIMP 2.10 plug-in) reads the reason of the last run
  * from the operation object's data "halftone-failed" (NULL after a run
- * that gave the halftone). */
+ * that gave the halftone); "halftone-notice" is a note on a run that
+ * gave it, and "halftone-no-gpu" (non-NULL) says the note is that the
+ * GPU asked for was missing or failed. */
 void
 halftone_warn_pass_through (GeglOperation *operation, const gchar *why)
 {
@@ -386,6 +388,8 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
        * once). A missing GPU stays missing: the log and GIMP 3 hear it
        * once a process, not at every repeat or preview. */
       g_object_set_data_full (G_OBJECT (operation), "halftone-notice", g_strdup (text), g_free);
+      g_object_set_data (G_OBJECT (operation), "halftone-no-gpu", GINT_TO_POINTER (backend == HT_BACKEND_CUDA &&
+                                                                                 !fallback_why));
       if (!gpu_fault && status == HT_OK && backend == HT_BACKEND_CUDA && !fallback_why &&
           !g_atomic_int_compare_and_exchange (&told_no_gpu, 0, 1))
         g_info ("%s", text);
@@ -631,6 +635,7 @@ halftone_process (GeglOperation *operation, GeglOperationContext *context, GObje
 
   g_object_set_data (G_OBJECT (operation), "halftone-failed", NULL);
   g_object_set_data (G_OBJECT (operation), "halftone-notice", NULL);
+  g_object_set_data (G_OBJECT (operation), "halftone-no-gpu", NULL);
   if (!run_can_start (params, area, asked, &backend, why, sizeof why))
     {
       halftone_warn_pass_through (operation, why);

@@ -92,6 +92,13 @@ def install(home, manifest, profile, staged):
     print("user-install: %d files; remove them with tools/quickstart.sh --uninstall" % len(placed))
 
 
+def own_dir(p):
+    """One of the project's folders: named as one, or the HTML folder of
+    its documentation (doc/gegl-halftone/html)."""
+    return os.path.basename(p) in OWN_DIRS or \
+        (os.path.basename(p) == "html" and os.path.basename(os.path.dirname(p)) == "gegl-halftone")
+
+
 def uninstall(manifest):
     if not os.path.exists(manifest):
         print("user-install: nothing to remove (no %s)" % manifest)
@@ -105,7 +112,7 @@ def uninstall(manifest):
             removed += 1
     # the project's own folders, once empty; shared ones stay
     for p in sorted(set(os.path.dirname(p) for p in paths), key=len, reverse=True):
-        while os.path.basename(p) in OWN_DIRS and os.path.isdir(p) and not os.listdir(p):
+        while own_dir(p) and os.path.isdir(p) and not os.listdir(p):
             os.rmdir(p)
             p = os.path.dirname(p)
     print("user-install: removed %d files" % removed)

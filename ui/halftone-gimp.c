@@ -36,6 +36,8 @@
 #define PLUG_IN_BINARY "halftone-gimp"
 #define PLUG_IN_ROLE   "gegl-halftone-dither"
 #define GEGL_OP        "halftone:dither"
+/* GIMP's data of this session: set once a missing GPU was told */
+#define GPU_TOLD_KEY   "plug-in-halftone-gpu-told"
 
 typedef struct PreviewState PreviewState;
 
@@ -115,12 +117,34 @@ query (void)
 
 /* ------------------------------------------------------------ rendering */
 
+/* The bar, and from the third second on the time left, told from the
+ * time so far and the fraction (the search methods' fraction moves with
+ * their work: core/shared/search_progress.h). */
 static void
 on_progress (GeglNode *node, gdouble fraction, gpointer user)
 {
+  static gint64 started, told;
+  const gint64  now = g_get_monotonic_time ();
+
   (void) node;
   (void) user;
+  if (!started || fraction <= 0.0)
+    started = told = now;
   gimp_progress_update (fraction);
+  if (fraction >= 0.01 && fraction < 1.0 && now - started >= 3 * G_USEC_PER_SEC && now - told >= G_USEC_PER_SEC)
+    {
+      const gdouble left = (gdouble) (now - started) / G_USEC_PER_SEC * (1.0 - fraction) / fraction;
+      gchar        *text;
+
+      told = now;
+      if (left >= 90.0)
+        /* TRANSLATORS: the progress bar's text while halftoning */
+        text = g_strdup_printf (_("Halftoning: about %d min left"), (gint) (left / 60.0 + 0.5));
+      else
+        text = g_strdup_printf (_("Halftoning: about %d s left"), (gint) (left + 0.5));
+      gimp_progress_set_text (text);
+      g_free (text);
+    }
 }
 
 /* The drawable's pixels inside the selection bounds; NULL when the
@@ -150,7 +174,7 @@ apply (gint32 drawable_id, const HalftoneVals *v, GeglBuffer *ready, gchar **err
   GeglBuffer *source = get_source (drawable_id);
   GeglBuffer *result, *shadow;
   const GeglRectangle *r;
-  RenderTalk  talk = { NULL, G_CALLBACK (on_progress), NULL, NULL, NULL };
+  RenderTalk  talk = { NULL, G_CALLBACK (on_progress), NULL, NULL, NULL, FALSE };
 
   if (!source)
     return TRUE; /* nothing selected on this drawable: nothing to do */
@@ -167,8 +191,15 @@ apply (gint32 drawable_id, const HalftoneVals *v, GeglBuffer *ready, gchar **err
       g_free (talk.notice);
       return FALSE;
     }
-  if (talk.notice)
-    g_message ("%s", talk.notice);
+  /* A missing GPU is told once a GIMP session, not at every Repeat. */
+  if (talk.notice && !(talk.no_gpu && gimp_get_data_size (GPU_TOLD_KEY) > 0))
+    {
+      const guint8 told = 1;
+
+      g_message ("%s", talk.notice);
+      if (talk.no_gpu)
+        gimp_set_data (GPU_TOLD_KEY, &told, sizeof told);
+    }
   g_free (talk.notice);
   r = gegl_buffer_get_extent (source);
   shadow = gimp_drawable_get_shadow_buffer (drawable_id);
@@ -358,6 +389,15 @@ preview_changed (PreviewState *st)
 
 /* ------------------------------------------------------------ GPU */
 
+/* The GPU line is about backend cuda: shown only where it is chosen
+ * (Automatic picks the CPU by itself, without a word). */
+static void
+gpu_line_visible (PreviewState *st)
+{
+  if (st->gpu_label)
+    gtk_widget_set_visible (st->gpu_label, (gint) st->vals->value[HT_PARAM_BACKEND] == HT_BACKEND_CUDA);
+}
+
 /* The line under the backend, once the probe (gpu-probe.c) knows. */
 static gboolean
 gpu_show (gpointer data)
@@ -370,13 +410,14 @@ gpu_show (gpointer data)
     return G_SOURCE_REMOVE;
   if (!gpu_probe_result (st->gpu_probe, &why))
     return G_SOURCE_CONTINUE;
-  if (why)
-    /* TRANSLATORS: %s: why, e.g. "backend cuda: no NVIDIA driver (...)" */
-    text = g_strdup_printf (_("No usable GPU (%s): the CPU computes, with the same result."), why);
-  else
-    text = g_strdup (_("An NVIDIA GPU is usable."));
+  /* one short line in the user's words; the library's reason (a module
+   * path, a driver version) is the tooltip's */
+  text = g_strdup (why ? _("No NVIDIA GPU found: the CPU computes, with the same result.")
+                       : _("An NVIDIA GPU is usable."));
   gtk_label_set_text (GTK_LABEL (st->gpu_label), text);
+  gimp_help_set_help_data (st->gpu_label, why, NULL);
   g_free (text);
+  gpu_line_visible (st);
   return G_SOURCE_REMOVE;
 }
 /* ------------------------------------------------------------ dialog */
@@ -405,6 +446,7 @@ static void
 param_changed (PreviewState *st)
 {
   update_sensitivity (st);
+  gpu_line_visible (st);
   preview_changed (st);
 }
 
@@ -605,14 +647,12 @@ add_param (PreviewState *st, GtkWidget *table, gint *row, ht_param_id id)
 static void
 show_help (const gchar *help_id, gpointer data)
 {
-  const gchar *doc = HT_DOCDIR "/gimp.html";
+  const gchar *doc = HT_HTMLDIR "/gimp.html";
   gchar       *uri;
   GError      *error = NULL;
 
   (void) help_id;
   (void) data;
-  if (!g_file_test (doc, G_FILE_TEST_EXISTS))
-    doc = HT_DOCDIR "/gimp.md";
   uri = g_filename_to_uri (doc, NULL, NULL);
   if (!uri || !gtk_show_uri (NULL, uri, GDK_CURRENT_TIME, &error))
     {
@@ -644,7 +684,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   st.vals        = vals;
   st.source      = get_source (drawable_id);
 
-  dlg = gimp_dialog_new (_("Halftone (Error Diffusion)"), PLUG_IN_ROLE,
+  dlg = gimp_dialog_new (_("Halftone"), PLUG_IN_ROLE,
                          NULL, 0,
                          show_help, PLUG_IN_PROC,
                          _("_Cancel"), GTK_RESPONSE_CANCEL,
@@ -700,8 +740,11 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
   gtk_misc_set_alignment (GTK_MISC (st.status), 0.0, 0.5);
   gtk_box_pack_start (GTK_BOX (left), st.status, FALSE, FALSE, 0);
 
+  /* xgettext:no-c-format */
   hint = gtk_label_new (_("The preview shows the exact result: the whole selection is "
-                          "halftoned, then the visible part is shown. Drag it to move."));
+                          "halftoned, then the visible part is shown. Drag it to move. "
+                          "Judge a halftone at 100 % (View → Zoom → 1:1): scaled down it "
+                          "shows as gray moiré."));
   gtk_label_set_line_wrap (GTK_LABEL (hint), TRUE);
   gtk_widget_set_size_request (hint, 400, -1);
   gtk_misc_set_alignment (GTK_MISC (hint), 0.0, 0.5);
@@ -771,6 +814,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
 
   gtk_widget_show_all (hbox);
   update_sensitivity (&st);
+  gpu_line_visible (&st);
   st.gpu_probe = gpu_probe_start ();
   g_timeout_add (100, gpu_show, &st);
   preview_changed (&st);

@@ -14,7 +14,7 @@
 #include "halftone.h"
 #include "halftone-vals.h"
 
-#define MENU_PATH "<Image>/Filters/Distorts"
+#define MENU_PATH "<Image>/Colors"
 
 /* The arguments every procedure starts with. */
 #define PDB_ARGS_FIRST 3
@@ -360,7 +360,7 @@ halftone_install_procedures (void)
       GimpParamDef *args = halftone_pdb_args (procs[p], &n);
 
       gimp_install_procedure (procs[p], blurbs[p], help, "GEGL Halftone authors", "GPL-3.0-or-later", "2026",
-                              p == 0 ? N_("_Halftone (Error Diffusion)...") : NULL,
+                              p == 0 ? N_("_Halftone...") : NULL,
                               "RGB*, GRAY*", GIMP_PLUGIN, n, 0, args, NULL);
       halftone_pdb_args_free (args, n);
     }

@@ -178,6 +178,7 @@ halftone_render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
   gegl_node_process (sink);
   talk->failed = g_strdup (g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-failed"));
   talk->notice = g_strdup (g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-notice"));
+  talk->no_gpu = g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-no-gpu") != NULL;
   g_object_unref (graph);
   if (!out && !talk->failed)
     talk->failed = g_strdup (_("the halftone:dither operation gave no result"));
@@ -273,7 +274,8 @@ preview_job_vals (PreviewJob *job)
 GeglBuffer *
 preview_job_take (PreviewJob *job, gchar **notice, gchar **failed)
 {
-  *notice = g_steal_pointer (&job->talk.notice);
+  /* a missing GPU is the dialog's GPU line's to tell (gpu-probe.c) */
+  *notice = job->talk.no_gpu ? NULL : g_steal_pointer (&job->talk.notice);
   *failed = g_steal_pointer (&job->talk.failed);
   return g_steal_pointer (&job->result);
 }

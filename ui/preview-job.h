@@ -19,6 +19,7 @@ typedef struct
   gpointer  progress_data;
   gchar    *failed;
   gchar    *notice;
+  gboolean  no_gpu;   /* the notice is that the GPU asked for was missing or failed */
 } RenderTalk;
 
 /* The installed op's range for its numeric, switch or enum property
@@ -48,7 +49,8 @@ gboolean            preview_job_cancelled (PreviewJob *job);
 gdouble             preview_job_progress  (PreviewJob *job);
 const HalftoneVals *preview_job_vals      (PreviewJob *job);
 /* After `done`: the result (NULL where it failed) and its run's notice
- * and failure (each NULL or a string the caller frees). */
+ * and failure (each NULL or a string the caller frees). A missing GPU's
+ * notice is left out: the dialog's GPU line says it. */
 GeglBuffer         *preview_job_take      (PreviewJob *job, gchar **notice, gchar **failed);
 /* After `done`. */
 void                preview_job_free      (PreviewJob *job);

@@ -85,7 +85,7 @@ def one_install(home_owner):
     if gimp:
         check(os.path.join(profile, "plug-ins", "halftone-gimp", "halftone-gimp") in listed,
               "the GIMP 2.10 plug-in is not in the profile's plug-ins folder")
-        check(home + "/.local/share/doc/gegl-halftone/gimp.md" in listed, "no documentation for Help")
+        check(home + "/.local/share/doc/gegl-halftone/html/gimp.html" in listed, "no documentation for Help")
     conf = open(os.path.join(build, "ht-config.h")).read()
     check('HT_LOCALEDIR "%s/.local/share/locale"' % home in conf, "HT_LOCALEDIR is not the installed folder")
     if home_owner is not None:
