@@ -33,6 +33,7 @@ typedef enum {
   FIELD_PLANES,    /* a double for every plane (the same value)   */
   FIELD_ALGORITHM, /* ht_params_set_algorithm                     */
   FIELD_FILTER,    /* ht_filter_parse                             */
+  FIELD_ANGLES,    /* text "a,b,c[,d]": a double for every plane   */
 } field_kind;
 
 typedef struct {
@@ -136,7 +137,7 @@ static const param_row params[HT_PARAM_COUNT] = {
     FIELD(FIELD_INT, max_rounds) },
   [HT_PARAM_SEED] = {
     { "seed", NULL, N_("Random seed"),
-      "the key of the random numbers (a search's random start, the randomized filter weights); the "
+      "the key of the random numbers (a search's random start, the randomized filter weights, the blue-noise mask); the "
       "same seed gives the same image", "N",
       HT_TYPE_SEED, 0, 0, SEED_MAX, 0, 1000, 0, NULL, 0, HT_GROUP_ALGORITHM, false, false },
     FIELD(FIELD_U64, seed) },
@@ -145,6 +146,39 @@ static const param_row params[HT_PARAM_COUNT] = {
       "the side of the Bayer matrix, a power of two: 2 gives 5 tones per level step, 16 gives 257", "N",
       HT_TYPE_INT, 0, 2, 256, 2, 64, 8, NULL, 0, HT_GROUP_ALGORITHM, false, false },
     FIELD(FIELD_INT, mask_size) },
+  [HT_PARAM_NOISE_SIZE] = {
+    { "noise-size", NULL, N_("Mask size"),
+      "the side of the blue-noise mask, a power of two; made once for each size and seed, then kept in the "
+      "user's cache folder", "N",
+      HT_TYPE_INT, 0, 2, HT_NOISE_SIZE_MAX, 16, 512, 128, NULL, 0, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_INT, noise_size) },
+  [HT_PARAM_LPI] = {
+    { "lpi", NULL, N_("Lines per inch"),
+      "the screen's frequency: rows of dots per inch at the output's resolution (dpi)", "N",
+      HT_TYPE_NUMBER, 0, 1, 1000, 10, 300, 60, NULL, 1, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_DOUBLE, lpi) },
+  [HT_PARAM_DPI] = {
+    { "dpi", NULL, N_("Resolution (dpi)"),
+      "the output's pixels per inch, which with the lines per inch gives the dots' size (the CLI: also the "
+      "resolution written; default the input's)", "N",
+      HT_TYPE_NUMBER, 0, 1, 100000, 72, 2400, 600, NULL, 0, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_DOUBLE, dpi) },
+  [HT_PARAM_ANGLE] = {
+    { "angle", NULL, N_("Screen angle"),
+      "the angle of the rows of dots in degrees, counterclockwise (45: the least visible)", "DEG",
+      HT_TYPE_NUMBER, 0, 0, 360, 0, 180, 45, NULL, 1, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_DOUBLE, angle) },
+  [HT_PARAM_ANGLES] = {
+    { "angles", NULL, N_("Screen angles"),
+      "the angle of each colour plane in degrees, C,M,Y[,K] (R, G, B print as their complements C, M, Y); the "
+      "classic set keeps the planes' moire small", "C,M,Y,K",
+      HT_TYPE_TEXT, 0, 0, 360, 0, 0, 0, "15,75,0,45", 0, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_ANGLES, angles) },
+  [HT_PARAM_DOT] = {
+    { "dot", NULL, N_("Dot shape"),
+      "the shape of the screen's dots", "SHAPE",
+      HT_TYPE_CHOICE, HT_LIST_DOTS, 0, 0, 0, 0, HT_DOT_ROUND, NULL, 0, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_INT, dot) },
   [HT_PARAM_BACKEND] = {
     { "backend", NULL, N_("Backend"),
       "where it runs; every backend gives the same result, bit for bit", "WHICH",
@@ -259,6 +293,33 @@ int ht_param_find(const char *name)
   return -1;
 }
 
+static bool parse_decimal(const char *s, double *out);
+
+/* "15,75,0[,45]": 3 or 4 numbers in d's range into v (the fourth kept
+ * where 3 are given); false, v untouched, for anything else. */
+static bool parse_angles(const char *text, const ht_param *d, double *v)
+{
+  char buf[128];
+  double a[HT_MAX_PLANES];
+  int count = 0;
+  if (!text || strlen(text) >= sizeof buf)
+    return false;
+  strcpy(buf, text);
+  for (char *tok = buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next)
+      *next++ = '\0';
+    if (count == HT_MAX_PLANES || !parse_decimal(tok, &a[count]) || a[count] < d->min || a[count] > d->max)
+      return false;
+    count++;
+  }
+  if (count < 3)
+    return false;
+  for (int i = 0; i < count; i++)
+    v[i] = a[i];
+  return true;
+}
+
 void ht_params_defaults(ht_params *p)
 {
   for (int i = 0; i < HT_PARAM_COUNT; i++) {
@@ -273,6 +334,7 @@ void ht_params_defaults(ht_params *p)
         ((double *)field)[j] = r->pub.def;
       break;
     case FIELD_ALGORITHM: ht_params_set_algorithm(p, (int)r->pub.def); break;
+    case FIELD_ANGLES: parse_angles(r->pub.def_text, &r->pub, (double *)field); break;
     case FIELD_FILTER: /* the filter comes with the algorithm */
     case FIELD_NONE: break;
     }
@@ -304,7 +366,7 @@ static bool value_ok(ht_param_id id, const ht_param *d, double v, char *why, siz
       snprintf(why, n, "%s must be %s%s, got %.15g", d->name, v != floor(v) ? "a whole number " : "", range, v);
       return false;
     }
-    if (id == HT_PARAM_MASK_SIZE && !is_power_of_two((int)v)) {
+    if ((id == HT_PARAM_MASK_SIZE || id == HT_PARAM_NOISE_SIZE) && !is_power_of_two((int)v)) {
       snprintf(why, n, "%s must be a power of two %s, got %.15g", d->name, range, v);
       return false;
     }
@@ -368,6 +430,7 @@ ht_status ht_params_set_number(ht_params *p, ht_param_id id, double v, char *why
     break;
   case FIELD_ALGORITHM: return ht_params_set_algorithm(p, (int)v);
   case FIELD_FILTER:
+  case FIELD_ANGLES:
   case FIELD_NONE: return refuse(why, n, HT_ERR_INVALID_ARGUMENT, "%s takes text", r->pub.name);
   }
   if (id == HT_PARAM_LEVELS)
@@ -388,6 +451,7 @@ double ht_params_get_number(const ht_params *p, ht_param_id id)
   case FIELD_PLANES: return ((const double *)field)[0];
   case FIELD_ALGORITHM: return ht_params_algorithm(p);
   case FIELD_FILTER:
+  case FIELD_ANGLES:
   case FIELD_NONE: break;
   }
   return NAN;
@@ -431,7 +495,7 @@ static void expect_text(ht_param_id id, const ht_param *d, char *buf, size_t n)
   switch (d->type) {
   case HT_TYPE_INT:
   case HT_TYPE_SEED:
-    snprintf(buf, n, "must be a whole number %s%s%s", range, id == HT_PARAM_MASK_SIZE ? ", a power of two" : "",
+    snprintf(buf, n, "must be a whole number %s%s%s", range, id == HT_PARAM_MASK_SIZE || id == HT_PARAM_NOISE_SIZE ? ", a power of two" : "",
              d->per_plane ? ", or one per colour plane as N,N,N[,N]" : "");
     return;
   case HT_TYPE_NUMBER: snprintf(buf, n, "must be a number %s", range); return;
@@ -497,6 +561,12 @@ ht_status ht_params_set_text(ht_params *p, ht_param_id id, const char *text, cha
       return refuse(why, n, HT_ERR_BAD_COEFFICIENTS, "%s: %s", d->name, err);
     return HT_OK;
   }
+  if (r->kind == FIELD_ANGLES) {
+    if (!parse_angles(text, d, (double *)((char *)p + r->offset)))
+      return refuse(why, n, HT_ERR_INVALID_ARGUMENT, "%s must be 3 or 4 numbers %g..%g separated by commas "
+                    "(C,M,Y[,K]), not '%s'", d->name, d->min, d->max, text);
+    return HT_OK;
+  }
   if (d->per_plane && strchr(text, ','))
     return set_per_plane(p, id, text, why, n);
   expect_text(id, d, expect, sizeof expect);
@@ -506,7 +576,7 @@ ht_status ht_params_set_text(ht_params *p, ht_param_id id, const char *text, cha
   case HT_TYPE_INT:
   case HT_TYPE_SEED:
     if (!parse_whole(text, &u) || (double)u > d->max || (double)u < d->min ||
-        (id == HT_PARAM_MASK_SIZE && (u > INT32_MAX || !is_power_of_two((int)u))))
+        ((id == HT_PARAM_MASK_SIZE || id == HT_PARAM_NOISE_SIZE) && (u > INT32_MAX || !is_power_of_two((int)u))))
       return refuse(why, n, HT_ERR_INVALID_ARGUMENT, "%s %s, not '%s'", d->name, expect, text);
     if (r->kind == FIELD_U64) {
       *(uint64_t *)((char *)p + r->offset) = u; /* exact where a double is not */
@@ -536,9 +606,21 @@ ht_status ht_params_check_ranges(const ht_params *p, char *why, size_t n)
 {
   for (int i = 0; i < HT_PARAM_COUNT; i++) {
     const param_row *r = &params[i];
-    if (r->kind != FIELD_INT && r->kind != FIELD_DOUBLE && r->kind != FIELD_U64 && r->kind != FIELD_PLANES)
+    if (r->kind != FIELD_INT && r->kind != FIELD_DOUBLE && r->kind != FIELD_U64 && r->kind != FIELD_PLANES &&
+        r->kind != FIELD_ANGLES)
       continue;
     const char *field = (const char *)p + r->offset;
+    if (r->kind == FIELD_ANGLES) {
+      for (int j = 0; j < HT_MAX_PLANES; j++) {
+        const double a = ((const double *)field)[j];
+        if (!(a >= r->pub.min && a <= r->pub.max)) { /* false for NaN too */
+          snprintf(why, n, "%s: plane %d's angle must be %g..%g, got %g", r->pub.name, j + 1, r->pub.min,
+                   r->pub.max, a);
+          return HT_ERR_INVALID_ARGUMENT;
+        }
+      }
+      continue;
+    }
     const int planes = r->kind == FIELD_PLANES ? HT_MAX_PLANES : 1;
     for (int j = 0; j < planes; j++) {
       double v = r->kind == FIELD_PLANES ? ((const double *)field)[j] : ht_params_get_number(p, (ht_param_id)i);

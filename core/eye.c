@@ -5,8 +5,9 @@
 
 /* exp(-x) for x >= 0 from +, *, / alone: halve x until it is small,
  * sum its Taylor series, square back. Every step is a correctly rounded
- * IEEE operation, so the result does not depend on the machine's libm. */
-static double exp_neg(double x)
+ * IEEE operation, so the result does not depend on the machine's libm
+ * (the eye's table and the blue-noise masks' kernel, eye.h). */
+double ht_exp_neg(double x)
 {
   int halvings = 0;
   while (x > 0.0625) {
@@ -58,7 +59,7 @@ bool ht_eye_init(ht_eye *eye, const ht_eye_params *p)
       o[n].dx = dx;
       o[n].dy = dy;
       o[n].size = dx == 0 ? 1 : dy == 0 || dy == dx ? 4 : 8;
-      o[n].exact = exp_neg((double)(dx * dx + dy * dy) / (2.0 * p->sigma * p->sigma));
+      o[n].exact = ht_exp_neg((double)(dx * dx + dy * dy) / (2.0 * p->sigma * p->sigma));
       const double all = o[n].exact * o[n].size; /* one operation a statement: no FMA */
       total += all;
     }

@@ -213,6 +213,7 @@ typedef enum {
   /* Ordered dithering (core/ordered/) */
   HT_VARIANT_BAYER_CPU,   /* Bayer's matrix, rows on the context's threads */
   HT_VARIANT_THRESHOLD_CPU, /* the nearest level, rows on the threads   */
+  HT_VARIANT_BLUE_NOISE_CPU, /* a blue-noise mask, rows on the threads  */
   /* GPU variants (cuda module, Kasagi et al. Sec. III-V) */
   HT_VARIANT_GPU_FIRST = 16,
   HT_VARIANT_GPU_FAST = HT_VARIANT_GPU_FIRST, /* ours: a warp per band of
@@ -241,6 +242,8 @@ typedef enum {
   /* GPU plane-dependent colour error diffusion (cuda/color/pd.cu): apart
    * from the error-diffusion range above, as it computes another method */
   HT_VARIANT_GPU_PD = 48,
+  /* More ordered dithering (core/ordered/), past the GPU's ranges */
+  HT_VARIANT_SCREEN_CPU = 56, /* an AM screen, rows on the threads       */
 } ht_variant;
 
 HT_API const char *ht_variant_name(ht_variant v);
@@ -295,6 +298,12 @@ typedef enum {
                      every plane on its own (core/ordered/)            */
   HT_METHOD_THRESHOLD, /* each pixel to its nearest level, nothing
                      carried, no pattern (core/ordered/)               */
+  HT_METHOD_BLUE_NOISE, /* ordered dithering with a blue-noise mask of
+                     side ht_params.noise_size made by void and cluster
+                     from the seed (ht_blue_noise_mask; core/ordered/) */
+  HT_METHOD_SCREEN, /* an AM screen as print makes it: dots of a shape
+                     (ht_params.dot) on a grid of lpi lines per inch at
+                     dpi, turned by the plane's angle (docs/screens.md) */
 } ht_method;
 
 #define HT_MAX_PLANES 4
@@ -353,6 +362,20 @@ typedef enum {
                                Fig. 2): one thread by definition         */
 } ht_search_schedule;
 
+#define HT_NOISE_SIZE_MAX 1024 /* the largest blue-noise mask's side      */
+
+/* The dot shapes of the screen method (HT_LIST_DOTS). */
+typedef enum {
+  HT_DOT_ROUND = 0,  /* a circle, then square holes                      */
+  HT_DOT_ELLIPSE,    /* an ellipse (axes 1 : 1.4) that joins its
+                        neighbours along one axis first: chains         */
+  HT_DOT_SQUARE,     /* a square, its corners last                       */
+  HT_DOT_LINE,       /* lines along the screen's angle                   */
+  HT_DOT_DIAMOND,    /* a square turned 45 degrees                       */
+  HT_DOT_EUCLIDEAN,  /* round to 50 %, a checkerboard at 50 %, round
+                        holes above                                      */
+} ht_dot;
+
 #define HT_SEARCH_WINDOW_MAX 5 /* LES and PES windows are 1x1 .. 5x5     */
 
 /* Parameters of one run. Initialise with ht_params_init() so that fields
@@ -397,6 +420,18 @@ typedef struct {
    * ht_params_init sets. */
   int mask_size;          /* the side of the bayer method's matrix, a
                              power of two 2..256, default 8              */
+  int noise_size;         /* the side of the blue-noise method's mask, a
+                             power of two 2..HT_NOISE_SIZE_MAX, default
+                             128 (its seed: `seed`)                      */
+  double lpi;             /* the screen's lines per inch, default 60     */
+  double dpi;             /* the output's pixels per inch, for the screen
+                             (the CLI: --dpi or the input's), default 600 */
+  double angle;           /* the screen's angle in degrees for one plane
+                             (gray), default 45                          */
+  double angles[HT_MAX_PLANES]; /* the angles of colour planes (R, G, B
+                             as C, M, Y; the fourth K), default 15, 75,
+                             0, 45                                       */
+  int dot;                /* ht_dot, default HT_DOT_ROUND                */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -555,6 +590,7 @@ typedef enum {
                           then the search methods as HT_ALGORITHM_*; the
                           values stay as they are (GIMP scripts pass them);
                           ht_params_set_algorithm applies one             */
+  HT_LIST_DOTS,        /* ht_dot: the screen's dot shapes                 */
   HT_LIST_COUNT
 } ht_list;
 
@@ -565,6 +601,8 @@ typedef enum {
 #define HT_ALGORITHM_DBS 66
 #define HT_ALGORITHM_BAYER 67
 #define HT_ALGORITHM_THRESHOLD 68
+#define HT_ALGORITHM_BLUE_NOISE 69
+#define HT_ALGORITHM_SCREEN 70
 
 typedef struct {
   int value;          /* the enum value                                    */
@@ -612,6 +650,12 @@ typedef enum {
   HT_PARAM_MAX_ROUNDS,
   HT_PARAM_SEED,
   HT_PARAM_MASK_SIZE,
+  HT_PARAM_NOISE_SIZE,
+  HT_PARAM_LPI,
+  HT_PARAM_DPI,
+  HT_PARAM_ANGLE,
+  HT_PARAM_ANGLES,
+  HT_PARAM_DOT,
   HT_PARAM_BACKEND,       /* the context's (ht_context_set_backend)      */
   HT_PARAM_THREADS,       /* the context's (ht_context_set_threads)      */
   HT_PARAM_COUNT
@@ -814,6 +858,20 @@ typedef struct {
  * the C, M, Y, K inks with `in` separated as ht_run separates it). */
 HT_API ht_status ht_compute_color_metrics(const ht_image *in, const ht_image *out, const ht_params *params,
                                           ht_color_metrics *m);
+
+/* ------------------------------------------------------- blue-noise masks */
+
+/* The blue-noise method's mask of side `size` (a power of two
+ * 2..HT_NOISE_SIZE_MAX) for `seed`: rank[y * size + x], a permutation of
+ * 0 .. size^2 - 1 whose first k entries are a well-spread set for every
+ * k (void and cluster; docs/screens.md). With `cached`, from the memory
+ * of this process or the user's cache folder ($XDG_CACHE_HOME or
+ * ~/.cache, gegl-halftone/), made and written there (atomically) where
+ * it is not; without, always made anew and nothing written. The same
+ * size and seed give the same ranks either way. `why` (may be NULL)
+ * gets a one-line reason on failure. */
+HT_API ht_status ht_blue_noise_mask(int size, uint64_t seed, bool cached, uint32_t *rank, char *why,
+                                    size_t why_size);
 
 /* Library version string, e.g. "0.1.0". */
 HT_API const char *ht_version(void);

@@ -41,5 +41,9 @@ const ht_impl ht_impls_cpu[] = {
     HT_CAP_THREADS, ht_bayer_run, HT_IMPL_NO_MODULE },
   { HT_VARIANT_THRESHOLD_CPU, "threshold-cpu", N_("Threshold, the nearest level (CPU)"), HT_METHOD_THRESHOLD,
     HT_BACKEND_CPU, HT_CAP_THREADS, ht_threshold_run, HT_IMPL_NO_MODULE },
+  { HT_VARIANT_BLUE_NOISE_CPU, "blue-noise-cpu", N_("Ordered dither, blue-noise mask (CPU)"), HT_METHOD_BLUE_NOISE,
+    HT_BACKEND_CPU, HT_CAP_THREADS, ht_blue_noise_run, HT_IMPL_NO_MODULE },
+  { HT_VARIANT_SCREEN_CPU, "screen-cpu", N_("AM screen (CPU)"), HT_METHOD_SCREEN, HT_BACKEND_CPU, HT_CAP_THREADS,
+    ht_screen_run, HT_IMPL_NO_MODULE },
 };
 const int ht_impls_cpu_count = (int)(sizeof ht_impls_cpu / sizeof ht_impls_cpu[0]);

@@ -56,6 +56,18 @@ static const method_row methods[] = {
   { { HT_METHOD_THRESHOLD, "threshold", N_("Threshold (no dither)"),
       "each pixel to its nearest level, no pattern and no error carried: flat areas stay flat, for line art" },
     HT_ALGORITHM_THRESHOLD, HT_MCAP_LEVELS, PLANE_COLORS, { { HT_PARAM_LEVELS, ANY, PLANE_COLORS, 0, 0 } } },
+  { { HT_METHOD_BLUE_NOISE, "blue-noise", N_("Ordered dither (blue noise)"),
+      "each pixel against its own threshold from a blue-noise mask made from the seed: fine, even grain without "
+      "patterns or worms, every pixel on its own" },
+    HT_ALGORITHM_BLUE_NOISE, HT_MCAP_LEVELS, PLANE_COLORS,
+    { { HT_PARAM_LEVELS, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_NOISE_SIZE, ANY, PLANE_COLORS, 0, 0 },
+      { HT_PARAM_SEED, ANY, PLANE_COLORS, 0, 0 } } },
+  { { HT_METHOD_SCREEN, "screen", N_("AM screen (print)"),
+      "dots of a chosen shape on a grid of lines per inch at a screen angle, as print makes them" },
+    HT_ALGORITHM_SCREEN, HT_MCAP_LEVELS, PLANE_COLORS,
+    { { HT_PARAM_LEVELS, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_LPI, ANY, PLANE_COLORS, 0, 0 },
+      { HT_PARAM_DPI, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_ANGLE, ANY, 1u << HT_COLOR_LUMA, 0, 0 },
+      { HT_PARAM_ANGLES, ANY, 1u << HT_COLOR_PER_CHANNEL, 0, 0 }, { HT_PARAM_DOT, ANY, PLANE_COLORS, 0, 0 } } },
 };
 
 const method_row *ht_method_rows(int *count)

@@ -97,6 +97,17 @@ static const ht_choice schedules[] = {
     "windows slid in raster order over the whole image, the paper's sequential reference" },
 };
 
+static const ht_choice dots[] = {
+  { HT_DOT_ROUND, "round", N_("Round"), "a circle that grows until it meets its neighbours, then square holes" },
+  { HT_DOT_ELLIPSE, "ellipse", N_("Ellipse"),
+    "an ellipse that joins its neighbours along one axis first: chains, smoother midtones" },
+  { HT_DOT_SQUARE, "square", N_("Square"), "a square, the corners last: a checkerboard at 50 %" },
+  { HT_DOT_LINE, "line", N_("Line"), "lines along the screen's angle, thicker for darker tones" },
+  { HT_DOT_DIAMOND, "diamond", N_("Diamond"), "a square turned 45 degrees" },
+  { HT_DOT_EUCLIDEAN, "euclidean", N_("Euclidean"),
+    "round in the highlights, a checkerboard at 50 %, round holes in the shadows (PostScript's default)" },
+};
+
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* auto, then every implementation in the order of the tables */
@@ -136,6 +147,7 @@ const ht_choice *ht_choices(ht_list list, int *count)
   case HT_LIST_ALGORITHMS:
     c = ht_algorithm_choices(&n);
     break;
+  case HT_LIST_DOTS: c = dots; n = COUNT(dots); break;
   case HT_LIST_COUNT: break;
   }
   if (count)

@@ -73,6 +73,8 @@ extern "C" {
  * radius outside 1..HT_EYE_MAX_RADIUS. Host code only (eye.c, in
  * libhalftone). */
 bool ht_eye_init(ht_eye *eye, const ht_eye_params *p);
+/* exp(-x), x >= 0, the same on every machine (eye.c). Host code only. */
+double ht_exp_neg(double x);
 
 /* Error(A, B): the sum of |e| over a w x h plane. The reference
  * definition of what the search methods minimise. */

@@ -591,11 +591,15 @@ def case_description(env):
                       "--help does not name %s's value %s" % (opt, name))
         if p["context"] or p["name"] in ("algorithm", "color-mode", "coefficients", "levels", "serpentine"):
             continue  # always used, or refused by the library's own checks (binary only, no scan)
+        if p["name"] == "dpi":
+            continue  # also the resolution written, so taken with every algorithm
         used = {(a, c) for a, c in p["used"]}
         value = {"int": "%.15g" % p["default"], "number": "%.15g" % p["default"], "seed": "0",
                  "bool": None, "choice": p["choices"][0] if p["choices"] else None}.get(p["type"])
         if p["name"] == "mask-size":
             value = "4"
+        if p["name"] == "angles":
+            value = "15,75,0,45"
         if p["name"] == "window":
             value = "1"  # les's default window takes minutes under the sanitizers
         for alg, color in (("floyd-steinberg", "luma"), ("les", "luma"), ("dbs", "per-channel"),

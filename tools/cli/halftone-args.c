@@ -67,7 +67,7 @@ static int value_error(int id, const char *why)
  * id; the CLI's own options come after. */
 enum {
   OPT_PARAM = CLI_OPT_OWN,
-  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_DPI, OPT_MAX_MEMORY, OPT_FORMAT,
+  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_MAX_MEMORY, OPT_FORMAT,
   OPT_COMPRESSION, OPT_INTERPLANE, OPT_SEPARATIONS,
 };
 
@@ -78,7 +78,6 @@ int parse_args(int argc, char **argv, options *o)
     { "variant", required_argument, NULL, OPT_VARIANT },
     { "bench", required_argument, NULL, OPT_BENCH },
     { "quiet", no_argument, NULL, OPT_QUIET },
-    { "dpi", required_argument, NULL, OPT_DPI },
     { "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "compression", required_argument, NULL, OPT_COMPRESSION },
@@ -132,6 +131,13 @@ int parse_args(int argc, char **argv, options *o)
                              arg);
         continue;
       }
+      case HT_PARAM_DPI: { /* the resolution written, and the screen's */
+        int dpi;
+        if (!parse_int(arg, 1, 100000, &dpi))
+          return usage_error("--dpi must be a whole number of dots per inch 1..100000, not '%s'", arg);
+        o->dpi = dpi;
+        break;
+      }
       default: break;
       }
       if (ht_params_set_text(&o->params, (ht_param_id)id, arg ? arg : "1", why, sizeof why) != HT_OK)
@@ -150,13 +156,6 @@ int parse_args(int argc, char **argv, options *o)
       break;
     case CLI_OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
-    case OPT_DPI: {
-      int dpi;
-      if (!parse_int(arg, 1, 100000, &dpi))
-        return usage_error("--dpi must be a whole number of dots per inch 1..100000, not '%s'", arg);
-      o->dpi = dpi;
-      break;
-    }
     case OPT_MAX_MEMORY:
       if (!hti_parse_size(arg, &o->max_memory))
         return usage_error("--max-memory must be a size in bytes, or with K, M, G or T (e.g. 512M, 4G), not '%s'",
@@ -225,6 +224,8 @@ static int misplaced(const options *o, const ht_params *params, const ht_choice 
     if (!(o->given & GIVEN(id)) || ht_param_used((ht_param_id)id, alg->value, params->color))
       continue;
     if (o->metrics && (id == HT_PARAM_SIGMA || id == HT_PARAM_EYE_RADIUS))
+      continue;
+    if (id == HT_PARAM_DPI) /* also the resolution written */
       continue;
     if (id == HT_PARAM_LEVELS || id == HT_PARAM_SERPENTINE || id == HT_PARAM_COEFFICIENTS)
       continue; /* the library's check (cli_coefficients) says what the method takes instead */

@@ -233,6 +233,24 @@ static bool gpu_variant(const ht_choice *c)
   return c->value != HT_VARIANT_AUTO && ht_variant_backend((ht_variant)c->value) == HT_BACKEND_CUDA;
 }
 
+/* "a|b|c" as "a, b or c" */
+static void or_list(const char *algs, char *list, size_t size)
+{
+  list[0] = '\0';
+  for (int i = 0, k = 0; algs[i] && k < (int)size - 4; i++) {
+    if (algs[i] != '|') {
+      list[k++] = algs[i];
+      list[k] = '\0';
+      continue;
+    }
+    const bool last = !strchr(algs + i + 1, '|');
+    const char *sep = last ? " or " : ", ";
+    for (const char *q = sep; *q && k < (int)size - 1; q++)
+      list[k++] = *q;
+    list[k] = '\0';
+  }
+}
+
 /* "--algorithm les, pes or dbs with --init random; or --color
  * plane-dependent or cmyk": where parameter `id` is used, from the
  * library's description, into buf. */
@@ -240,8 +258,8 @@ void where_used(int id, char *buf, size_t size)
 {
   int n = 0;
   const ht_param_use *u = ht_param_uses((ht_param_id)id, &n);
-  char algs[256] = "", colors[128] = "";
-  int nalgs = 0;
+  char algs[256] = "", walgs[256] = "", colors[128] = "";
+  int nalgs = 0, nwalgs = 0;
   unsigned any_filter_colors = 0;
   for (int i = 0; i < n; i++) {
     const ht_method_info *m = ht_method_describe(u[i].method);
@@ -251,24 +269,19 @@ void where_used(int id, char *buf, size_t size)
       continue;
     }
     const ht_choice *c = ht_choice_by_value(HT_LIST_ALGORITHMS, alg);
-    if (c && !strstr(algs, c->name)) {
+    if (c && u[i].when_values && !strstr(walgs, c->name)) { /* said apart, with its condition */
+      size_t len = strlen(walgs);
+      snprintf(walgs + len, sizeof walgs - len, "%s%s", nwalgs ? "|" : "", c->name);
+      nwalgs++;
+    } else if (c && !u[i].when_values && !strstr(algs, c->name)) {
       size_t len = strlen(algs);
       snprintf(algs + len, sizeof algs - len, "%s%s", nalgs ? "|" : "", c->name);
       nalgs++;
     }
   }
-  /* "a|b|c" as "a, b or c" */
-  char list[256] = "";
-  for (int i = 0, k = 0; algs[i] && k < (int)sizeof list - 4; i++) {
-    if (algs[i] != '|') {
-      list[k++] = algs[i];
-      continue;
-    }
-    const bool last = !strchr(algs + i + 1, '|');
-    const char *sep = last ? " or " : ", ";
-    for (const char *q = sep; *q && k < (int)sizeof list - 1; q++)
-      list[k++] = *q;
-  }
+  char list[256] = "", wlist[256] = "";
+  or_list(algs, list, sizeof list);
+  or_list(walgs, wlist, sizeof wlist);
   if (any_filter_colors && any_filter_colors != HT_COLORS_ALL) {
     int count = 0, total = 0;
     const ht_choice *c = ht_choices(HT_LIST_COLOR_MODES, &count);
@@ -285,7 +298,7 @@ void where_used(int id, char *buf, size_t size)
   /* a use that holds only for some values of another parameter (a
    * search's seed: --init random), as the description says it */
   char when[128] = "";
-  for (int i = 0; i < n && list[0] && !when[0]; i++)
+  for (int i = 0; i < n && wlist[0] && !when[0]; i++)
     if (u[i].when_values) {
       const ht_param *w = ht_param_info(u[i].when);
       size_t len = (size_t)snprintf(when, sizeof when, " (with --%s", w->option ? w->option : w->name);
@@ -299,6 +312,11 @@ void where_used(int id, char *buf, size_t size)
       if (len < sizeof when)
         snprintf(when + len, sizeof when - len, ")");
     }
+  if (wlist[0]) { /* the conditional algorithms last, their condition after them */
+    const size_t len = strlen(list);
+    snprintf(list + len, sizeof list - len, "%s%s%s", list[0] ? ", or " : "", wlist, when);
+    when[0] = '\0';
+  }
   if (any_filter_colors == HT_COLORS_ALL && list[0])
     snprintf(buf, size, "an error-diffusion filter or --algorithm %s", list);
   else if (list[0] && colors[0])

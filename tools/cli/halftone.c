@@ -425,6 +425,9 @@ int main(int argc, char **argv)
   ht_image in_img = { im.width, im.height, im.stride, im.channels,
                       im.depth == 16 ? HT_FORMAT_U16 : HT_FORMAT_U8, (void *)(uintptr_t)im.pixels };
   params.alpha = im.has_alpha;
+  if (o.dpi <= 0 && im.xdpi >= ht_param_info(HT_PARAM_DPI)->min && im.xdpi <= ht_param_info(HT_PARAM_DPI)->max &&
+      ht_param_used(HT_PARAM_DPI, ht_params_algorithm(&params), params.color))
+    params.dpi = im.xdpi; /* the screen's resolution: the input's unless --dpi says */
   ht_format out_fmt = depth == 1 ? HT_FORMAT_BIT1 : depth == 16 ? HT_FORMAT_U16 : HT_FORMAT_U8;
   int render_channels = planes + (im.has_alpha && depth != 1 ? 1 : 0);
   ht_image out_img = { im.width, im.height, out.stride, render_channels, out_fmt, out.pixels };
