@@ -347,6 +347,8 @@ new_dialog (GimpProcedure *procedure, GimpProcedureConfig *config)
   gboolean       header_bar = FALSE;
 
   g_object_get (gtk_settings_get_default (), "gtk-dialogs-use-header", &header_bar, NULL);
+  /* GimpDialog falls back to GIMP's manual without a help function */
+  gimp_dialogs_show_help_button (help);
   return g_object_new (GIMP_TYPE_PROCEDURE_DIALOG,
                        "procedure", procedure,
                        "config", config,
@@ -384,10 +386,10 @@ static void
 build (Dialog *st)
 {
   static const gchar *const frame_ids[FRAME_COUNT]   = { "algorithm", "method", "color", "output", "advanced" };
-  const gchar              *titles[FRAME_COUNT]      = { _("Algorithm"), _("Method settings"), _("Color"),
+  const gchar              *titles[FRAME_COUNT]      = { "", _("Method settings"), _("Color"),
                                                          _("Output"), _("Advanced") };
   GList                    *names[FRAME_COUNT]       = { NULL };
-  GtkWidget                *box;
+  GtkWidget                *box, *hint;
 
   for (gint id = 0; id < HT_PARAM_COUNT; id++)
     {
@@ -407,23 +409,32 @@ build (Dialog *st)
         {
           gimp_procedure_dialog_fill_box_list (st->dialog, box_id, names[f]);
           gimp_procedure_dialog_get_label (st->dialog, title_id, titles[f], FALSE, FALSE);
-          st->frames[f] = f == FRAME_ADVANCED
-                        ? gimp_procedure_dialog_fill_expander (st->dialog, frame_id, title_id, FALSE, box_id)
-                        : gimp_procedure_dialog_fill_frame (st->dialog, frame_id, title_id, FALSE, box_id);
+          /* the algorithm's combo says "Algorithm" itself: no frame */
+          if (f == FRAME_ADVANCED)
+            st->frames[f] = gimp_procedure_dialog_fill_expander (st->dialog, frame_id, title_id, FALSE, box_id);
+          else if (f != FRAME_ALGORITHM)
+            st->frames[f] = gimp_procedure_dialog_fill_frame (st->dialog, frame_id, title_id, FALSE, box_id);
         }
       g_list_free (names[f]);
       g_free (box_id);
       g_free (title_id);
       g_free (frame_id);
     }
-  gimp_procedure_dialog_fill_box (st->dialog, "controls", "algorithm-frame", "method-frame", "color-frame",
+  gimp_procedure_dialog_fill_box (st->dialog, "controls", "algorithm-box", "method-frame", "color-frame",
                                   "output-frame", "advanced-frame", NULL);
 
   st->preview = gimp_procedure_dialog_get_drawable_preview (st->dialog, "preview", st->drawable);
-  gimp_procedure_dialog_get_label (st->dialog, "hint",
-                                   _("Judge a halftone at 100 % zoom: scaled down, its dots blur into gray."),
-                                   FALSE, FALSE);
+  hint = gimp_procedure_dialog_get_label (st->dialog, "hint",
+                                          _("Judge a halftone at 100 % zoom: scaled down, its dots blur into gray."),
+                                          FALSE, FALSE);
+  gtk_label_set_line_wrap (GTK_LABEL (hint), TRUE);
+  gtk_label_set_max_width_chars (GTK_LABEL (hint), 40);
   box = gimp_procedure_dialog_fill_box (st->dialog, "preview-box", "preview", "hint", NULL);
+  /* larger than GIMP's default preview: dots are judged at 1:1, and
+   * 360 pixels show enough of them (the dialog still fits 768 lines) */
+  gtk_widget_set_size_request (gimp_preview_get_area (GIMP_PREVIEW (st->preview)),
+                               MIN (360, gimp_drawable_get_width (st->drawable)),
+                               MIN (360, gimp_drawable_get_height (st->drawable)));
   st->progress = gtk_progress_bar_new ();
   gtk_progress_bar_set_show_text (GTK_PROGRESS_BAR (st->progress), TRUE);
   gtk_box_pack_start (GTK_BOX (box), st->progress, FALSE, FALSE, 0);
@@ -504,6 +515,8 @@ halftone_dialog_run (GimpProcedure *procedure, GimpProcedureConfig *config, Gimp
   notify         = g_signal_connect (config, "notify", G_CALLBACK (config_changed), &st);
   st.progress_id = g_timeout_add (PROGRESS_MS, show_progress, &st);
   gtk_widget_show (GTK_WIDGET (st.dialog));
+  /* its natural size: nothing in it needs more */
+  gtk_window_resize (GTK_WINDOW (st.dialog), 1, 1);
   refresh (&st);
 
   if (gimp_procedure_dialog_run (st.dialog))
