@@ -51,6 +51,7 @@ typedef struct
   GeglBuffer          *source;  /* the area's pixels, what every run halftones */
   const Babl          *format;  /* the preview area's format for this drawable */
   PreviewJob          *job;     /* the running computation, or NULL           */
+  gint64               job_started;
   gboolean             pending; /* a change came while it ran                 */
   GeglBuffer          *result;  /* the last finished result, of result_vals   */
   HalftoneVals         result_vals;
@@ -122,8 +123,11 @@ show_progress (gpointer data)
 
   if (!st->job)
     return G_SOURCE_CONTINUE;
-  /* TRANSLATORS: the preview's progress, a percentage */
-  text = g_strdup_printf (_("Computing the preview: %.0f %%"), 100.0 * preview_job_progress (st->job));
+  /* TRANSLATORS: the preview's progress, a percentage, and the seconds
+   * it has run (the search methods' first rounds move the percentage
+   * slowly: the seconds show that it works) */
+  text = g_strdup_printf (_("Computing the preview: %.0f %% (%.0f s)"), 100.0 * preview_job_progress (st->job),
+                          (gdouble) (g_get_monotonic_time () - st->job_started) / 1e6);
   gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (st->progress), preview_job_progress (st->job));
   gtk_progress_bar_set_text (GTK_PROGRESS_BAR (st->progress), text);
   g_free (text);
@@ -181,7 +185,14 @@ static void
 stop_job (Dialog *st)
 {
   if (st->job)
-    preview_job_stop (st->job);
+    {
+      const gint64 t0 = g_get_monotonic_time ();
+
+      preview_job_stop (st->job);
+      /* G_MESSAGES_DEBUG=halftone shows it (tests/gimp/gimp3-responsive.py) */
+      g_log ("halftone", G_LOG_LEVEL_DEBUG, "the preview's computation stopped %.3f s after the cancel",
+             (gdouble) (g_get_monotonic_time () - t0) / 1e6);
+    }
   st->job     = NULL;
   st->pending = FALSE;
   idle_progress (st);
@@ -276,7 +287,8 @@ refresh (Dialog *st)
       st->pending = TRUE;
       return;
     }
-  st->job = preview_job_start (st->source, &v, job_done, st);
+  st->job         = preview_job_start (st->source, &v, job_done, st);
+  st->job_started = g_get_monotonic_time ();
   show_progress (st);
 }
 
@@ -390,6 +402,7 @@ build (Dialog *st)
                                                          _("Output"), _("Advanced") };
   GList                    *names[FRAME_COUNT]       = { NULL };
   GtkWidget                *box, *hint;
+  GtkCssProvider           *css;
 
   for (gint id = 0; id < HT_PARAM_COUNT; id++)
     {
@@ -430,11 +443,15 @@ build (Dialog *st)
   gtk_label_set_line_wrap (GTK_LABEL (hint), TRUE);
   gtk_label_set_max_width_chars (GTK_LABEL (hint), 40);
   box = gimp_procedure_dialog_fill_box (st->dialog, "preview-box", "preview", "hint", NULL);
-  /* larger than GIMP's default preview: dots are judged at 1:1, and
-   * 360 pixels show enough of them (the dialog still fits 768 lines) */
-  gtk_widget_set_size_request (gimp_preview_get_area (GIMP_PREVIEW (st->preview)),
-                               MIN (360, gimp_drawable_get_width (st->drawable)),
-                               MIN (360, gimp_drawable_get_height (st->drawable)));
+  /* larger than GIMP's default preview (200): dots are judged at 1:1,
+   * and 360 pixels show enough of them while the dialog still fits a
+   * 768-line screen. GimpPreview sizes its area from its style property
+   * "size" whenever its style changes, so the size is given there. */
+  css = gtk_css_provider_new ();
+  gtk_css_provider_load_from_data (css, "* { -GimpPreview-size: 360; }", -1, NULL);
+  gtk_style_context_add_provider (gtk_widget_get_style_context (st->preview), GTK_STYLE_PROVIDER (css),
+                                  GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+  g_object_unref (css);
   st->progress = gtk_progress_bar_new ();
   gtk_progress_bar_set_show_text (GTK_PROGRESS_BAR (st->progress), TRUE);
   gtk_box_pack_start (GTK_BOX (box), st->progress, FALSE, FALSE, 0);
