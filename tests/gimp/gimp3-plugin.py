@@ -11,6 +11,8 @@ gimp-console-3.0 session (Python batch interpreter) runs:
 - several methods non-interactively (Floyd-Steinberg, Jarvis-Judice-Ninke
   with 3 levels, DBS with a random start, LES, per-channel colour), each
   checked against the halftone CLI with the same options, bit for bit;
+- a rectangle selected: the CLI's halftone of that crop inside, the
+  layer untouched outside;
 - Filters > Repeat's run mode (RUN-WITH-LAST-VALS; GIMP keeps the
   settings of interactive runs only, so in batch it gives the defaults);
 - bad custom coefficients: the call fails with the parser's one-line
@@ -28,7 +30,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'imageio'))
-from pnm import normalized, read_image  # noqa: E402
+from pnm import normalized, read_image, write_pnm  # noqa: E402
+
+# A rectangle selected for the 'selection' case: x, y, width, height.
+SELECTION = (37, 21, 120, 90)
 
 # The session's script: runs every case, exports each layer, and writes
 # what each call returned to results.json.
@@ -41,6 +46,9 @@ def load(path):
     return image, image.get_layers()[0]
 
 def call(proc_name, image, layer, mode, props):
+    props = dict(props)
+    if '_select' in props:
+        image.select_rectangle(Gimp.ChannelOps.REPLACE, *props.pop('_select'))
     proc = Gimp.get_pdb().lookup_procedure(proc_name)
     config = proc.create_config()
     config.set_property('run-mode', mode)
@@ -69,6 +77,23 @@ with open(WORK + '/results.json', 'w') as f:
 '''
 
 
+def selection_ok(got, src, halftone, work):
+    """A gray layer with SELECTION selected: inside, the CLI's halftone of
+    the crop; outside, the original."""
+    w, h, ch, orig = normalized(read_image(src))
+    x0, y0, cw, chh = SELECTION
+    img = read_image(src)
+    crop = [img[4][(y * w + x)] for y in range(y0, y0 + chh) for x in range(x0, x0 + cw)]
+    crop_path, ref_path = os.path.join(work, 'crop.pgm'), os.path.join(work, 'cli-crop.pgm')
+    write_pnm(crop_path, 'P5', cw, chh, img[3], crop)
+    subprocess.run([halftone, crop_path, ref_path], check=True)
+    ref = normalized(read_image(ref_path))[3]
+    want = list(orig)
+    for y in range(chh):
+        want[(y0 + y) * w + x0:(y0 + y) * w + x0 + cw] = ref[y * cw:(y + 1) * cw]
+    return got == (w, h, ch, want)
+
+
 def main():
     plugin, gegl_path, halftone, photo, small, colour, work = sys.argv[1:8]
     gimp = shutil.which('gimp-console-3.0') or shutil.which('gimp-console-3')
@@ -95,6 +120,8 @@ def main():
          ['--color', 'per-channel', '--levels', '3', '--serpentine']),
         ('jjn3', 'plug-in-halftone', small, 'NONINTERACTIVE',
          {'algorithm': 'jarvis-judice-ninke', 'levels': 3}, ['--algorithm', 'jarvis-judice-ninke', '--levels', '3']),
+        # a selection: its bounding box is halftoned whole, the rest stays
+        ('selection', 'plug-in-halftone', small, 'NONINTERACTIVE', {'_select': SELECTION}, []),
         # Filters > Repeat's run mode: GIMP keeps the settings of
         # interactive runs only, so here it runs with the defaults
         ('repeat', 'plug-in-halftone', small, 'WITH_LAST_VALS', {}, []),
@@ -134,6 +161,10 @@ def main():
             check(got == normalized(read_image(src)), f'{name}: the layer is untouched')
             continue
         check(res['status'] == 'success', f'{name}: the call succeeded ({res["status"]}: {res["message"]})')
+        if name == 'selection':
+            check(selection_ok(got, src, halftone, work), 'selection: the selected rectangle equals the CLI\'s '
+                  'halftone of that crop, bit for bit, and the rest is untouched')
+            continue
         colour_out = '--color' in opts
         ref_path = os.path.join(work, f'cli-{name}.' + ('ppm' if colour_out else 'pgm'))
         rr = subprocess.run([halftone] + opts + [src, ref_path], capture_output=True, text=True)
