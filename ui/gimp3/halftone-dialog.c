@@ -402,6 +402,7 @@ build (Dialog *st)
                                                          _("Output"), _("Advanced") };
   GList                    *names[FRAME_COUNT]       = { NULL };
   GtkWidget                *box, *hint;
+  const gchar              *hint_text;
   GtkCssProvider           *css;
 
   for (gint id = 0; id < HT_PARAM_COUNT; id++)
@@ -437,9 +438,9 @@ build (Dialog *st)
                                   "output-frame", "advanced-frame", NULL);
 
   st->preview = gimp_procedure_dialog_get_drawable_preview (st->dialog, "preview", st->drawable);
-  hint = gimp_procedure_dialog_get_label (st->dialog, "hint",
-                                          _("Judge a halftone at 100 % zoom: scaled down, its dots blur into gray."),
-                                          FALSE, FALSE);
+  /* xgettext:no-c-format */
+  hint_text = _("Judge a halftone at 100 % zoom: scaled down, its dots blur into gray.");
+  hint      = gimp_procedure_dialog_get_label (st->dialog, "hint", hint_text, FALSE, FALSE);
   gtk_label_set_line_wrap (GTK_LABEL (hint), TRUE);
   gtk_label_set_max_width_chars (GTK_LABEL (hint), 40);
   box = gimp_procedure_dialog_fill_box (st->dialog, "preview-box", "preview", "hint", NULL);
