@@ -11,7 +11,8 @@ opens the dialog (a Python batch call, RUN-INTERACTIVE), turns the
 algorithm combo WHEEL steps down (9: LES) with the mouse wheel, then for
 SECONDS moves the pointer over GIMP's canvas every 2 s and checks that
 GIMP's pointer-coordinate display (the status bar) changed within 0.5 s,
-sampling the dialog's progress bar alike; then presses Escape and times
+sampling the dialog's progress bar alike; then presses Escape (or with
+HT_KEY=Return, OK: the result is saved to OUTDIR/ok.png) and times
 how long the plug-in's process takes to end, and checks that the canvas
 shows what it showed before the dialog (the layer untouched).
 Screenshots go to OUTDIR (dialog.png: the dialog while it computes).
@@ -21,6 +22,9 @@ import subprocess
 import sys
 import time
 
+# HT_KEY=Return presses OK instead of Escape (the result is saved to
+# OUTDIR/ok.png)
+KEY = os.environ.get('HT_KEY', 'Escape')
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from xwd2png import crop_raw, read_xwd, write_crop  # noqa: E402
@@ -36,7 +40,11 @@ config = proc.create_config()
 config.set_property('run-mode', Gimp.RunMode.INTERACTIVE)
 config.set_property('image', image)
 config.set_core_object_array('drawables', [image.get_layers()[0]])
-proc.run(config)
+result = proc.run(config)
+with open(os.environ['HT_OUTDIR'] + '/status.txt', 'w') as f:
+    f.write(result.index(0).value_nick + '\n')
+if result.index(0) == Gimp.PDBStatusType.SUCCESS:
+    Gimp.file_save(Gimp.RunMode.NONINTERACTIVE, image, Gio.File.new_for_path(os.environ['HT_OUTDIR'] + '/ok.png'), None)
 '''
 
 
@@ -70,7 +78,7 @@ def main():
         f.write(OPEN)
     xvfb = subprocess.Popen(['Xvfb', ':98', '-screen', '0', '1480x900x24'], stderr=subprocess.DEVNULL)
     time.sleep(2)
-    env = dict(os.environ, DISPLAY=':98', GIMP3_DIRECTORY=cfg, HT_IMAGE=os.path.abspath(image), NO_AT_BRIDGE='1',
+    env = dict(os.environ, DISPLAY=':98', GIMP3_DIRECTORY=cfg, HT_IMAGE=os.path.abspath(image), HT_OUTDIR=os.path.abspath(outdir), NO_AT_BRIDGE='1',
                GEGL_PATH=os.path.join(build, 'plugin') + ':/usr/lib/x86_64-linux-gnu/gegl-0.4',
                G_MESSAGES_DEBUG='halftone')
     log = open(os.path.join(outdir, 'gimp.log'), 'w')
@@ -140,10 +148,10 @@ def main():
         pids = plugin_pids()
         xdo('windowfocus', dialog)
         t0 = time.monotonic()
-        xdo('key', '--window', dialog, 'Escape')
+        xdo('key', '--window', dialog, KEY)
         while plugin_pids() and time.monotonic() - t0 < 30:
             time.sleep(0.02)
-        print(f'Escape: the plug-in process {pids} ended after {time.monotonic() - t0:.2f} s'
+        print(f'{KEY}: the plug-in process {pids} ended after {time.monotonic() - t0:.2f} s'
               if not plugin_pids() else 'Escape: the plug-in still runs after 30 s')
         xdo('mousemove', 1270, 890)
         time.sleep(2)
@@ -151,7 +159,7 @@ def main():
         for line in open(os.path.join(outdir, 'gimp.log')):
             if 'stopped' in line:
                 print(line.strip())
-        print('canvas after the cancel ' + ('equals' if canvas_after == canvas_before else 'DIFFERS from') +
+        print(f'canvas after {KEY} ' + ('equals' if canvas_after == canvas_before else 'DIFFERS from') +
               ' the canvas before the dialog')
         return 0
     finally:
