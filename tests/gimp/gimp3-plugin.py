@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """GIMP 3 batch test of the plug-in plug-in-halftone (ui/gimp3/).
 
-Usage: gimp3-plugin.py PLUGIN GEGL_PATH HALFTONE PHOTO SMALL COLOUR WORKDIR
+Usage: gimp3-plugin.py PLUGIN GEGL_PATH HALFTONE DESCRIBE_DUMP PHOTO SMALL COLOUR WORKDIR
 
 PLUGIN is the tests' build of the plug-in (halftone-gimp3-test: the same
 sources plus plug-in-halftone-test-cancel, the apply path with a cancel
 from a timer). It is installed into a private GIMP3_DIRECTORY, and one
-gimp-console-3.0 session (Python batch interpreter) runs:
+gimp-console-3.0 session (Python batch interpreter) checks:
+
+- the procedure's arguments against the library's description
+  (tests/cli/describe-dump): names and order, types, ranges, defaults,
+  the lists' names;
 
 - several methods non-interactively (Floyd-Steinberg, Jarvis-Judice-Ninke
   with 3 levels, DBS with a random start, LES, per-channel colour), each
@@ -65,7 +69,21 @@ def call(proc_name, image, layer, mode, props):
         message = Gimp.PDB.get_last_error(Gimp.get_pdb()) or ''
     return status.value_nick, message, seconds
 
-results = {}
+def describe(pspec):
+    """An argument as the test compares it with the description."""
+    d = {'name': pspec.name, 'type': pspec.value_type.name}
+    for attr in ('minimum', 'maximum', 'default_value'):
+        if hasattr(pspec, attr):
+            v = getattr(pspec, attr)
+            d[attr] = v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+    try:
+        d['choices'] = list(Gimp.param_spec_choice_get_choice(pspec).list_nicks())
+        d['default_value'] = Gimp.param_spec_choice_get_default(pspec)
+    except Exception:
+        pass
+    return d
+
+results = {'_arguments': [describe(a) for a in Gimp.get_pdb().lookup_procedure('plug-in-halftone').get_arguments()]}
 for name, proc, src, mode, props in CASES:
     image, layer = load(src)
     status, message, seconds = call(proc, image, layer, getattr(Gimp.RunMode, mode), props)
@@ -94,8 +112,39 @@ def selection_ok(got, src, halftone, work):
     return got == (w, h, ch, want)
 
 
+def arguments_ok(args, describe_dump, check):
+    """The procedure's arguments against the library's description
+    (describe-dump): one a parameter, in its order, then `space`, with the
+    description's type, range (an int's cut to GIMP's gint), default and
+    list of choices."""
+    desc = [json.loads(line) for line in subprocess.run([describe_dump], capture_output=True, text=True,
+                                                          check=True).stdout.splitlines()]
+    names = [a['name'] for a in args][3:]
+    check(names == [d['name'] for d in desc] + ['space'],
+          f'the arguments are the description\'s parameters in its order, then space: {names}')
+    by_name = {a['name']: a for a in args}
+    for d in desc:
+        a = by_name.get(d['name'])
+        if a is None:
+            continue
+        t = d['type']
+        if t in ('int', 'seed'):
+            ok = a['type'] == 'gint' and a['minimum'] == max(d['min'], -2**31) and \
+                a['maximum'] == min(d['max'], 2**31 - 1) and a['default_value'] == d['default']
+        elif t == 'number':
+            ok = a['type'] == 'gdouble' and (a['minimum'], a['maximum'], a['default_value']) == \
+                (d['min'], d['max'], d['default'])
+        elif t == 'bool':
+            ok = a['type'] == 'gboolean' and a['default_value'] == bool(d['default'])
+        elif t == 'choice':
+            ok = a.get('choices') == d['choices'] and a['default_value'] in d['choices']
+        else:
+            ok = a['type'] == 'gchararray' and a['default_value'] == d['default_text']
+        check(ok, f'argument {d["name"]} has the description\'s type, range, default and choices: {a}')
+
+
 def main():
-    plugin, gegl_path, halftone, photo, small, colour, work = sys.argv[1:8]
+    plugin, gegl_path, halftone, describe_dump, photo, small, colour, work = sys.argv[1:9]
     gimp = shutil.which('gimp-console-3.0') or shutil.which('gimp-console-3')
     if not gimp:
         print('SKIP: needs gimp-console-3.0 (GIMP 3)')
@@ -153,6 +202,7 @@ def main():
         check(False, 'the GIMP 3 session ran every case')
         return 1
 
+    arguments_ok(results['_arguments'], describe_dump, check)
     for name, _, src, _, _, opts in cases:
         res = results[name]
         got = normalized(read_image(os.path.join(work, name + '.png')))
