@@ -56,6 +56,7 @@ typedef struct
   GeglBuffer          *result;  /* the last finished result, of result_vals   */
   HalftoneVals         result_vals;
   gchar               *failed;  /* why the last run gave no result            */
+  HalftoneVals         failed_vals;
   guint                settle_id;
   guint                progress_id;
   GMainLoop           *waiting; /* OK waits for the running job               */
@@ -163,7 +164,8 @@ job_done (PreviewJob *job, gpointer data)
       if (!preview_job_cancelled (job))
         {
           g_free (st->failed);
-          st->failed = g_strdup (failed ? failed : _("the halftone:dither operation gave no result"));
+          st->failed      = g_strdup (failed ? failed : _("the halftone:dither operation gave no result"));
+          st->failed_vals = *preview_job_vals (job);
           say (st, st->failed);
         }
     }
@@ -275,6 +277,12 @@ refresh (Dialog *st)
   if (st->result && halftone_same_vals (&st->result_vals, &v))
     {
       draw (st);
+      return;
+    }
+  if (st->failed && halftone_same_vals (&st->failed_vals, &v))
+    {
+      /* these settings failed already: a scroll does not run them again */
+      say (st, st->failed);
       return;
     }
   if (st->job)
@@ -508,6 +516,12 @@ apply (Dialog *st, GError **error)
     {
       halftone_apply_merge (st->drawable, st->result, &st->area);
       return GIMP_PDB_SUCCESS;
+    }
+  if (st->failed && halftone_same_vals (&st->failed_vals, &v))
+    {
+      /* the preview ran these settings on the same pixels: the same failure */
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Halftone: %s"), st->failed);
+      return GIMP_PDB_EXECUTION_ERROR;
     }
   stop_job (st);
   return halftone_apply (st->drawable, &v, NULL, error) ? GIMP_PDB_SUCCESS : GIMP_PDB_EXECUTION_ERROR;
