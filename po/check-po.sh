@@ -12,7 +12,7 @@ mkdir -p "$work"
 cd "$root"
 # every source that marks strings for translation is extracted (the
 # labels of the library's lists live in core/)
-for f in $(grep -l 'N_(\|_("' core/*.c core/*/*.c plugin/*.c ui/*.c 2>/dev/null); do
+for f in $(grep -l 'N_(\|_("' core/*.c core/*/*.c plugin/*.c ui/*.c ui/*/*.c 2>/dev/null); do
   grep -qx "$f" po/POTFILES || { echo "$f marks strings for translation but is not in po/POTFILES"; exit 1; }
 done
 xgettext --from-code=UTF-8 --add-comments=TRANSLATORS --keyword=_ --keyword=N_ \

@@ -19,6 +19,7 @@
 /* The arguments every procedure starts with. */
 #define PDB_ARGS_FIRST 3
 
+#ifndef HALFTONE_VALS_PORTABLE
 /* What the arguments after the first three of the two fixed procedures
  * set, in the order scripts pass them (docs/gimp.md). */
 static const gint legacy_args[] = {
@@ -29,6 +30,7 @@ static const gint legacy_args[] = {
   HT_PARAM_INTERPLANE_FORWARD, HT_PARAM_INTERPLANE_BACKWARD, HT_PARAM_RANDOMIZE, HT_PARAM_BLACK,
 };
 #define LEGACY_SHORT 8 /* plug-in-halftone-dither's: algorithm .. threads */
+#endif
 
 void
 halftone_vals_defaults (HalftoneVals *v)
@@ -191,6 +193,7 @@ halftone_same_vals (const HalftoneVals *a, const HalftoneVals *b)
   return TRUE;
 }
 
+#ifndef HALFTONE_VALS_PORTABLE
 /* ------------------------------------------------------------ the PDB */
 
 /* What the arguments after the first three of `proc` set; NULL for an
@@ -501,3 +504,4 @@ halftone_vals_load (HalftoneVals *v)
   g_free (blob);
   return ok;
 }
+#endif

@@ -11,11 +11,17 @@
 #ifndef HT_HALFTONE_VALS_H
 #define HT_HALFTONE_VALS_H
 
+/* HALFTONE_VALS_PORTABLE (the GIMP 3 plug-in, ui/gimp3/) leaves out the
+ * GIMP 2.10 PDB and gimp_set_data parts: GIMP 3's libgimp has neither. */
+#ifdef HALFTONE_VALS_PORTABLE
+#include <glib.h>
+#else
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <libgimp/gimp.h>
 #pragma GCC diagnostic pop
+#endif
 
 #include "halftone.h"
 
@@ -71,6 +77,7 @@ gchar   *halftone_check_vals (const HalftoneVals *v, gint *param);
  * parameters the run does not use, aside). */
 gboolean halftone_same_vals (const HalftoneVals *a, const HalftoneVals *b);
 
+#ifndef HALFTONE_VALS_PORTABLE
 /* Installs the PDB procedures and the menu entry (the query step). */
 void     halftone_install_procedures (void);
 
@@ -100,5 +107,6 @@ gboolean halftone_vals_load  (HalftoneVals *v);
  * halftone_check_vals. */
 gpointer halftone_vals_to_blob   (const HalftoneVals *v, gsize *size);
 gboolean halftone_vals_from_blob (gconstpointer blob, gsize size, HalftoneVals *v);
+#endif
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef HT_PREVIEW_JOB_H
 #define HT_PREVIEW_JOB_H
 
+#include <gegl.h>
+
 #include "halftone-vals.h"
 
 /* What a run of the op said: why it gave no halftone, or its notice (e.g.
