@@ -412,10 +412,13 @@ gegl_op_class_init (GeglOpClass *klass)
 
   gegl_operation_class_set_keys (operation_class,
     "name",            "halftone:dither",
-    "title",           _("Halftone (Error Diffusion)"),
+    /* No gimp:menu-path: GIMP 3 would run the op on its main thread for
+     * the whole image, with no way to stop it or show progress (a search
+     * took GIMP away for half an hour). GIMP 3's menu entry is the
+     * plug-in plug-in-halftone (ui/gimp3/), which runs this op in a
+     * process of its own; scripts and gegl graphs use the op itself. */
+    "title",           _("Halftone"),
     "categories",      "dither",
-    "gimp:menu-path",  "<Image>/Filters/Distorts",
-    "gimp:menu-label", _("Halftone (Error Diffusion)..."),
     "license",         "GPL3+",
     "reference-hash",  "bcc0292a118eff3c1cdc6431571fc40a",
     "reference-composition", reference_composition,

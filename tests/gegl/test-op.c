@@ -26,7 +26,9 @@
 static void
 test_registered (void)
 {
-  CHECK (g_strcmp0 (gegl_operation_get_key (OP, "gimp:menu-path"), "<Image>/Filters/Distorts") == 0,
+  /* GIMP 3 reaches it through the plug-in, which runs it off GIMP's
+   * main thread: no menu entry of its own */
+  CHECK (gegl_operation_get_key (OP, "gimp:menu-path") == NULL,
          "gimp:menu-path is %s", gegl_operation_get_key (OP, "gimp:menu-path"));
   CHECK (gegl_operation_get_key (OP, "title") != NULL, "no title");
   CHECK (gegl_operation_get_key (OP, "categories") != NULL, "no categories");

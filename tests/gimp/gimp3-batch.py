@@ -3,8 +3,9 @@
 
 Usage: gimp3-batch.py GEGL_PATH PHOTO WORKDIR
 
-GIMP 3 runs GEGL operations itself (the op's gimp:menu-path puts it in
-Filters > Distorts). This runs gimp-console-3.0 -i with a private
+GIMP 3 runs GEGL operations itself (scripts apply the op as a filter;
+its menu entry is the plug-in plug-in-halftone, tests/gimp/gimp3-plugin.py).
+This runs gimp-console-3.0 -i with a private
 GIMP3_DIRECTORY and GEGL_PATH pointing at the op, applies the op to a
 layer through Script-Fu's gimp-drawable-merge-new-filter (what a script
 or a menu run does: a drawable filter merged into the layer), exports
