@@ -82,7 +82,7 @@ typedef struct {
   int64_t width;
   int64_t height;
   size_t stride;
-  int channels;       /* 1..4                                          */
+  int channels;       /* 1..4; an output 1..5 (cmyk's inks + alpha)    */
   ht_format format;
   void *data;         /* input images are only read                    */
 } ht_image;

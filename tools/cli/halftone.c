@@ -348,7 +348,7 @@ int main(int argc, char **argv)
     depth = 16; /* a 16-bit alpha channel keeps its precision */
   else
     depth = 8;
-  if (im.has_alpha && !keep_alpha)
+  if (im.has_alpha && !keep_alpha && !cmyk) /* cmyk's own notice below */
     notice_add(&notes, "%s: %s has no alpha channel; the input's alpha is dropped", o.output,
                hti_kind_name((hti_kind)kind));
 
@@ -429,14 +429,16 @@ int main(int argc, char **argv)
   int render_channels = planes + (im.has_alpha && depth != 1 ? 1 : 0);
   ht_image out_img = { im.width, im.height, out.stride, render_channels, out_fmt, out.pixels };
   uint8_t *scratch = NULL;
-  if (cmyk) { /* four ink planes, no alpha; rendered below */
-    params.alpha = false;
-    inks = malloc((size_t)im.width * (size_t)im.height * 4);
+  /* the inks' channels: four, and the input's alpha beside them, which
+   * the library copies and no file written here holds */
+  const size_t ink_ch = (size_t)layout.channels;
+  if (cmyk) { /* four ink planes; rendered below */
+    inks = malloc((size_t)im.width * (size_t)im.height * ink_ch);
     if (!inks) {
       say("out of memory");
       goto done;
     }
-    out_img = (ht_image){ im.width, im.height, (size_t)im.width * 4, 4, HT_FORMAT_U8, inks };
+    out_img = (ht_image){ im.width, im.height, (size_t)im.width * ink_ch, (int)ink_ch, HT_FORMAT_U8, inks };
     if (im.has_alpha)
       notice_add(&notes, "%s: --color cmyk drops the input's alpha", o.output);
   } else if (render_channels != file_channels) {
@@ -496,11 +498,11 @@ int main(int argc, char **argv)
 
   if (inks) { /* the RGB rendering: red light is what cyan and black leave */
     for (int64_t y = 0; y < im.height; y++) {
-      const uint8_t *src = inks + (size_t)y * (size_t)im.width * 4;
+      const uint8_t *src = inks + (size_t)y * (size_t)im.width * ink_ch;
       uint8_t *dst = out.pixels + (size_t)y * out.stride;
-      for (int64_t x = 0; x < im.width; x++)
-        for (int c = 0; c < 3; c++) {
-          const int ink = src[4 * x + c] + src[4 * x + 3];
+      for (size_t x = 0; x < (size_t)im.width; x++)
+        for (size_t c = 0; c < 3; c++) {
+          const int ink = src[ink_ch * x + c] + src[ink_ch * x + 3];
           dst[3 * x + c] = (uint8_t)(ink >= 255 ? 0 : 255 - ink);
         }
     }
@@ -600,7 +602,7 @@ int main(int argc, char **argv)
     }
     for (int p = 0; p < 4; p++) {
       for (size_t i = 0; i < plane; i++)
-        sep[(size_t)p * plane + i] = inks[4 * i + (size_t)p];
+        sep[(size_t)p * plane + i] = inks[ink_ch * i + (size_t)p];
       ci.plane[p] = sep + (size_t)p * plane;
       ci.stride[p] = (size_t)im.width;
       ci.levels[p] = params.plane_levels[p] ? params.plane_levels[p] : params.levels;
