@@ -118,6 +118,27 @@ static unsigned caps_of(ht_method m)
 
 static bool is_search(ht_method m) { return caps_of(m) & HT_MCAP_SEARCH; }
 
+/* A search whose estimate is beyond reason is refused before it starts,
+ * unless forced: a 5 x 5 window on a large image runs for months with a
+ * progress bar that hardly moves (HT_ESTIMATE_LIMIT_S, halftone.h). */
+static ht_status check_cost(ht_context *ctx, const ht_params *p, int64_t width, int64_t height, int planes)
+{
+  if (!is_search(p->method) || p->run_long || ctx->backend == HT_BACKEND_CUDA)
+    return HT_OK;
+  const double s = ht_estimate_seconds(p, width, height, planes, ctx->threads);
+  if (s <= HT_ESTIMATE_LIMIT_S)
+    return HT_OK;
+  char took[32], win[32] = "";
+  ht_format_duration(s, took, sizeof took);
+  if (p->method != HT_METHOD_DBS)
+    snprintf(win, sizeof win, " with a %d x %d window", p->window, p->window);
+  const char *opt = ht_param_info(HT_PARAM_RUN_LONG)->name;
+  return fail(ctx, HT_ERR_UNSUPPORTED, "%s%s on %lldx%lld pixels%s is estimated to take %s on the CPU, over %.0f "
+              "hour(s); nothing was computed (a smaller window, or %s (--%s), runs it)",
+              ht_method_row(p->method)->choice.name, win, (long long)width, (long long)height,
+              planes > 1 ? " in all its planes" : "", took, HT_ESTIMATE_LIMIT_S / 3600, opt, opt);
+}
+
 /* The colour modes whose planes run together (core/color/). */
 static bool is_coupled(ht_color_mode c) { return c == HT_COLOR_PLANE_DEPENDENT || c == HT_COLOR_CMYK; }
 
@@ -396,6 +417,8 @@ ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, ui
   ht_job job;
   if (s == HT_OK)
     s = prepare_job(ctx, p, &job);
+  if (s == HT_OK)
+    s = check_cost(ctx, p, width, height, 1);
   if (s != HT_OK)
     return s;
   ht_rows rows;
@@ -463,6 +486,8 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
                 "as a band" : "%s cannot run as a band", ht_method_row(p->method)->choice.name);
   ht_job job;
   s = prepare_job(ctx, p, &job);
+  if (s == HT_OK)
+    s = check_cost(ctx, p, in->width, in->height, planes);
   if (s != HT_OK)
     return s;
   if (in->format == HT_FORMAT_F32 && (s = ht_image_check_floats(in, ctx->msg)) != HT_OK)

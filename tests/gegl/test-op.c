@@ -369,7 +369,7 @@ test_formats (void)
 /* cmyk on a layer with alpha (every GIMP layer that has one): the inks'
  * RGB rendering equals that of the same colours without alpha, and the
  * alpha is the input's, without a warning (the library takes 4 inks +
- * alpha; it once refused 5 channels and the op passed its input through). */
+ * alpha; where it does not, the op passes its input through with a warning). */
 static void
 test_cmyk_alpha (void)
 {
@@ -655,6 +655,43 @@ test_progress (void)
   g_object_unref (out); g_object_unref (g); g_object_unref (in); g_free (rgba);
 }
 
+/* A search's estimate (ht_estimate_seconds) is said before it starts,
+ * as the operation's data "halftone-estimate" (and its progress
+ * message, which GeglNode's signal does not pass on); error diffusion's
+ * is empty. */
+static void
+test_estimate_message (void)
+{
+  const gint  w = 24, h = 16;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "Y' u8");
+
+  for (gint k = 0; k < 2; k++)
+    {
+      GeglNode   *g = gegl_node_new ();
+      GeglBuffer *out = NULL;
+      GeglNode   *src = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+      GeglNode   *op = gegl_node_new_child (g, "operation", OP, NULL);
+      GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink", "buffer", &out, NULL);
+      const gchar *said;
+
+      if (k == 0)
+        gegl_node_set (op, "algorithm", (gint) HT_ALGORITHM_LES, "window", 2, NULL);
+      gegl_node_link_many (src, op, sink, NULL);
+      gegl_node_process (sink);
+      said = g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-estimate");
+      if (k == 0)
+        CHECK (said && strstr (said, "les: estimated to take ") != NULL, "les: the estimate said is %s", said);
+      else
+        CHECK (!said || *said == '\0', "error diffusion: an estimate: %s", said);
+      if (out)
+        g_object_unref (out);
+      g_object_unref (g);
+    }
+  g_object_unref (in);
+  g_free (rgba);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -684,6 +721,7 @@ main (int argc, char **argv)
       test_custom ();
       test_partial_request ();
       test_progress ();
+      test_estimate_message ();
     }
   return op_test_end ();
 }

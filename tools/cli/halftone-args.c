@@ -67,7 +67,7 @@ static int value_error(int id, const char *why)
  * id; the CLI's own options come after. */
 enum {
   OPT_PARAM = CLI_OPT_OWN,
-  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_DPI, OPT_MAX_MEMORY, OPT_FORMAT,
+  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_VERBOSE, OPT_DPI, OPT_MAX_MEMORY, OPT_FORMAT,
   OPT_COMPRESSION, OPT_INTERPLANE, OPT_SEPARATIONS,
 };
 
@@ -78,6 +78,7 @@ int parse_args(int argc, char **argv, options *o)
     { "variant", required_argument, NULL, OPT_VARIANT },
     { "bench", required_argument, NULL, OPT_BENCH },
     { "quiet", no_argument, NULL, OPT_QUIET },
+    { "verbose", no_argument, NULL, OPT_VERBOSE },
     { "dpi", required_argument, NULL, OPT_DPI },
     { "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
     { "format", required_argument, NULL, OPT_FORMAT },
@@ -150,6 +151,7 @@ int parse_args(int argc, char **argv, options *o)
       break;
     case CLI_OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
+    case OPT_VERBOSE: o->verbose = true; break;
     case OPT_DPI: {
       int dpi;
       if (!parse_int(arg, 1, 100000, &dpi))

@@ -460,6 +460,16 @@ int main(int argc, char **argv)
     goto done;
   }
   ht_status s = HT_OK;
+  /* a search's estimate before it starts: a large window can take days,
+   * and its progress bar hardly moves (the library refuses what is over
+   * HT_ESTIMATE_LIMIT_S unless --run-long) */
+  if ((ht_method_describe(params.method)->caps & HT_MCAP_SEARCH) && o.bench == 0 && !o.quiet &&
+      (o.verbose || isatty(STDERR_FILENO))) {
+    char took[32];
+    ht_format_duration(ht_estimate_seconds(&params, im.width, im.height, planes, o.threads), took, sizeof took);
+    say("%s: estimated to take %s on the CPU (a photo's figure; noisy images take far longer)",
+        ht_method_describe(params.method)->name, took);
+  }
   progress_line progress = { o.algorithm ? o.algorithm : "halftoning", now_ms(), -1 };
   if (!o.quiet && o.bench == 0 && isatty(STDERR_FILENO))
     ht_context_set_progress(ctx, progress_cb, &progress);
