@@ -435,6 +435,17 @@ HT_API void ht_context_set_progress(ht_context *ctx, ht_progress_fn fn, void *us
 typedef void (*ht_notice_fn)(const char *message, void *user);
 HT_API void ht_context_set_notice(ht_context *ctx, ht_notice_fn fn, void *user);
 
+/* The notice, the same in every front end, that backend auto gives where
+ * it would have used the GPU and none could be opened: "no NVIDIA GPU
+ * found; computed on the CPU, same result" (English, a message id of the
+ * gegl-halftone translation domain). The details (which module, which
+ * driver node) are ht_context_gpu_detail's, for a verbose mode. */
+HT_API const char *ht_notice_no_gpu(void);
+/* Why this context's GPU could not be opened, e.g. "the CUDA module
+ * libhalftone-cuda.so was not found (...)"; "" where it opened or was
+ * not tried. */
+HT_API const char *ht_context_gpu_detail(const ht_context *ctx);
+
 /* One line describing the last failure on this context, including what
  * was wrong (e.g. "custom coefficients, position 5: ..."). Never NULL. */
 HT_API const char *ht_context_message(const ht_context *ctx);

@@ -479,6 +479,8 @@ int main(int argc, char **argv)
     times[i] = now_ms() - t0;
   }
   progress_clear(&progress);
+  if (o.verbose && ht_context_gpu_detail(ctx)[0]) /* the details of ht_notice_no_gpu */
+    notice_add(&notes, "GPU: %s", ht_context_gpu_detail(ctx));
   if (s != HT_OK) {
     /* The library says "backend cuda: <why>" when a GPU variant finds no
      * GPU; with --backend left at auto it was the variant that asked for
