@@ -10,8 +10,10 @@
  * and renamed over the destination only as the very last step, after
  * everything that can still fail (stdout included). The plates of
  * --separations are claimed before the work too, and renamed into place
- * together with the output once all of them are written. SIGINT, SIGTERM
- * and SIGHUP remove the temporary files and say so (hti_signals).
+ * together with the output once all of them are written. Every signal
+ * that ends the process and can be caught (SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1, ..., SIGBUS from a truncated mapped input) removes
+ * the temporary files and says so (hti_signals).
  *
  * The common case, an 8-bit PGM to a PBM, is kept copy-free: the input is
  * mapped and handed to ht_run in place, the 1-bit result is rendered
