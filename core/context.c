@@ -27,6 +27,8 @@ struct ht_context {
   ht_pool *pool;         /* the threaded variants' workers, from the first run */
   bool cuda_tried;
   char cuda_msg[HT_MSG_MAX];
+  bool cuda_said;     /* ht_notice_no_gpu given                       */
+  int threads_said;   /* the thread count a notice was given for       */
   ht_backend last_backend;
   ht_variant last_variant;
   int64_t last_rounds;
@@ -64,6 +66,8 @@ void ht_context_free(ht_context *ctx)
 }
 
 void ht_context_set_backend(ht_context *ctx, ht_backend b) { if (ctx) ctx->backend = b; }
+const char *ht_context_gpu_detail(const ht_context *ctx) { return ctx && !ctx->cuda ? ctx->cuda_msg : ""; }
+
 void ht_context_set_threads(ht_context *ctx, int n) { if (ctx) ctx->threads = n < 0 ? 0 : n; }
 void ht_context_set_progress(ht_context *ctx, ht_progress_fn fn, void *user)
 {
@@ -116,7 +120,31 @@ static unsigned caps_of(ht_method m)
   return r ? r->caps : 0;
 }
 
+/* Beyond this many threads a core, a notice says they only slow the run. */
+#define HT_THREADS_PER_CORE_MAX 8
+
 static bool is_search(ht_method m) { return caps_of(m) & HT_MCAP_SEARCH; }
+
+/* A search whose estimate is beyond reason is refused before it starts,
+ * unless forced: a 5 x 5 window on a large image runs for months with a
+ * progress bar that hardly moves (HT_ESTIMATE_LIMIT_S, halftone.h). */
+static ht_status check_cost(ht_context *ctx, const ht_params *p, int64_t width, int64_t height, int planes)
+{
+  if (!is_search(p->method) || p->run_long || ctx->backend == HT_BACKEND_CUDA)
+    return HT_OK;
+  const double s = ht_estimate_seconds(p, width, height, planes, ctx->threads);
+  if (s <= HT_ESTIMATE_LIMIT_S)
+    return HT_OK;
+  char took[32], win[32] = "";
+  ht_format_duration(s, took, sizeof took);
+  if (p->method != HT_METHOD_DBS)
+    snprintf(win, sizeof win, " with a %d x %d window", p->window, p->window);
+  const char *opt = ht_param_info(HT_PARAM_RUN_LONG)->name;
+  return fail(ctx, HT_ERR_UNSUPPORTED, "%s%s on %lldx%lld pixels%s is estimated to take %s on the CPU, over %.0f "
+              "hour(s); nothing was computed (a smaller window, or %s (--%s), runs it)",
+              ht_method_row(p->method)->choice.name, win, (long long)width, (long long)height,
+              planes > 1 ? " in all its planes" : "", took, HT_ESTIMATE_LIMIT_S / 3600, opt, opt);
+}
 
 /* The colour modes whose planes run together (core/color/). */
 static bool is_coupled(ht_color_mode c) { return c == HT_COLOR_PLANE_DEPENDENT || c == HT_COLOR_CMYK; }
@@ -253,6 +281,16 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
   job->seed = p->seed;
   job->params = p;
   job->threads = ctx->threads > 0 ? ctx->threads : ht_online_cores();
+  /* far more threads than cores only wait for each other (4096 on 2
+   * cores ran 40 times slower); the bits are the same, so the run goes on
+   * as asked, once said */
+  if (ctx->threads > HT_THREADS_PER_CORE_MAX * ht_online_cores() && ctx->threads_said != ctx->threads) {
+    char line[160];
+    snprintf(line, sizeof line, "%d threads on %d core(s) run slower than one a core, with the same result "
+             "(0 takes every core)", ctx->threads, ht_online_cores());
+    notice(ctx, line);
+    ctx->threads_said = ctx->threads;
+  }
   if (is_search(p->method)) {
     ht_eye_init(&job->eye, &p->eye); /* check_params checked the eye */
     job->window = p->window;
@@ -331,11 +369,11 @@ static ht_status run_job(ht_context *ctx, ht_job *job, const ht_rows *rows, ht_v
     if (!ctx->cuda) {
       if (insist)
         return fail(ctx, HT_ERR_NO_GPU, "backend cuda: %s", ctx->cuda_msg);
-      if (ctx->cuda_msg[0]) {
-        char line[HT_MSG_MAX + 64];
-        snprintf(line, sizeof line, "no GPU (%s); running on the CPU", ctx->cuda_msg);
-        notice(ctx, line);
-        ctx->cuda_msg[0] = '\0'; /* say it once per context */
+      if (ctx->cuda_msg[0] && !ctx->cuda_said) {
+        /* the words a user needs; the module path and the driver's
+         * details stay with ht_context_gpu_detail */
+        notice(ctx, ht_notice_no_gpu());
+        ctx->cuda_said = true; /* say it once per context */
       }
     } else {
       job->cuda = ctx->cuda;
@@ -404,6 +442,8 @@ ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, ui
   ht_job job;
   if (s == HT_OK)
     s = prepare_job(ctx, p, &job);
+  if (s == HT_OK)
+    s = check_cost(ctx, p, width, height, 1);
   if (s != HT_OK)
     return s;
   ht_rows rows;
@@ -471,6 +511,8 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
                 "as a band" : "%s cannot run as a band", ht_method_row(p->method)->choice.name);
   ht_job job;
   s = prepare_job(ctx, p, &job);
+  if (s == HT_OK)
+    s = check_cost(ctx, p, in->width, in->height, planes);
   if (s != HT_OK)
     return s;
   if (in->format == HT_FORMAT_F32 && (s = ht_image_check_floats(in, ctx->msg)) != HT_OK)

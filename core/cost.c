@@ -17,7 +17,9 @@
  * measurements do not (16 threads: 30 ms at 16K², within 1.7x of the
  * open GPU). A colour image run per channel is judged by one channel. */
 #include "cost.h"
+#include "job.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 bool ht_cost_prefers_gpu(double pixels, int threads, bool gpu_open)
@@ -67,4 +69,58 @@ bool ht_cost_prefers_gpu_search(int method, int window, double pixels, int threa
       open_ms = v;
   }
   return 5.0 + pixels * gpu_ns[mi][wi] * 1e-6 + (gpu_open ? 0 : open_ms) < cpu_ms;
+}
+
+/* ht_estimate_seconds (halftone.h). The searches' costs a pixel in the
+ * first round on one thread, in ns, [method - LES][m - 1], measured with
+ * `halftone --threads 1 --bench 1 --max-rounds 1` on crops of
+ * data/coffee.png on the project's 2-core machine (docs/search.md, "What
+ * a search costs", has the table and how far other images stray). */
+static const double first_round_ns[3][HT_SEARCH_WINDOW_MAX] = {
+  { 200, 593, 4830, 143000, 2610000 }, /* LES */
+  { 369, 711, 6870, 259000, 4470000 }, /* PES */
+  { 422, 422, 422, 422, 422 },         /* DBS (its window is fixed)  */
+};
+
+/* A whole run to convergence took 2.2 to 3.4 first rounds (later rounds
+ * search only where the image still moves): the larger is taken. */
+#define SEARCH_FIRST_ROUNDS 3.4
+
+double ht_estimate_seconds(const ht_params *p, int64_t width, int64_t height, int planes, int threads)
+{
+  if (!p || width <= 0 || height <= 0 || width > HT_MAX_SIDE || height > HT_MAX_SIDE || planes < 1 ||
+      planes > HT_MAX_PLANES || threads < 0)
+    return -1;
+  const bool search = p->method == HT_METHOD_LES || p->method == HT_METHOD_PES || p->method == HT_METHOD_DBS;
+  if (search && (p->window < 1 || p->window > HT_SEARCH_WINDOW_MAX))
+    return -1;
+  const double pixels = (double)width * (double)height * planes;
+  const int cores = ht_online_cores();
+  int t = threads > 0 && threads < cores ? threads : cores;
+  if (search && p->schedule == HT_SCHEDULE_RASTER)
+    t = 1; /* the raster schedule is one thread by definition */
+  const double speedup = t > 1 ? 0.65 * t : 1.0; /* as backend auto's model above */
+  if (!search)
+    return pixels * 1e-9 / speedup;
+  double rounds = SEARCH_FIRST_ROUNDS;
+  if (p->max_rounds > 0 && p->max_rounds < rounds)
+    rounds = p->max_rounds;
+  return pixels * first_round_ns[p->method - HT_METHOD_LES][p->window - 1] * 1e-9 * rounds / speedup;
+}
+
+int ht_format_duration(double s, char *buf, size_t n)
+{
+  if (!(s >= 0))
+    return snprintf(buf, n, "unknown");
+  if (s < 1)
+    return snprintf(buf, n, "under a second");
+  if (s < 90)
+    return snprintf(buf, n, "%.0f s", s);
+  if (s < 90 * 60)
+    return snprintf(buf, n, "%.0f min", s / 60);
+  if (s < 48 * 3600)
+    return snprintf(buf, n, "%.1f h", s / 3600);
+  if (s < 3 * 365.25 * 86400)
+    return snprintf(buf, n, "%.0f days", s / 86400);
+  return snprintf(buf, n, "%.0f years", s / (365.25 * 86400));
 }

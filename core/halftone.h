@@ -82,7 +82,7 @@ typedef struct {
   int64_t width;
   int64_t height;
   size_t stride;
-  int channels;       /* 1..4                                          */
+  int channels;       /* 1..4; an output 1..5 (cmyk's inks + alpha)    */
   ht_format format;
   void *data;         /* input images are only read                    */
 } ht_image;
@@ -432,6 +432,9 @@ typedef struct {
                              as C, M, Y; the fourth K), default 15, 75,
                              0, 45                                       */
   int dot;                /* ht_dot, default HT_DOT_ROUND                */
+  int run_long;           /* 0 or 1, default 0: run a search whose
+                             estimate (ht_estimate_seconds) is over
+                             HT_ESTIMATE_LIMIT_S instead of refusing it  */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -467,6 +470,17 @@ HT_API void ht_context_set_progress(ht_context *ctx, ht_progress_fn fn, void *us
 typedef void (*ht_notice_fn)(const char *message, void *user);
 HT_API void ht_context_set_notice(ht_context *ctx, ht_notice_fn fn, void *user);
 
+/* The notice, the same in every front end, that backend auto gives where
+ * it would have used the GPU and none could be opened: "no NVIDIA GPU
+ * found; computed on the CPU, same result" (English, a message id of the
+ * gegl-halftone translation domain). The details (which module, which
+ * driver node) are ht_context_gpu_detail's, for a verbose mode. */
+HT_API const char *ht_notice_no_gpu(void);
+/* Why this context's GPU could not be opened, e.g. "the CUDA module
+ * libhalftone-cuda.so was not found (...)"; "" where it opened or was
+ * not tried. */
+HT_API const char *ht_context_gpu_detail(const ht_context *ctx);
+
 /* One line describing the last failure on this context, including what
  * was wrong (e.g. "custom coefficients, position 5: ..."). Never NULL. */
 HT_API const char *ht_context_message(const ht_context *ctx);
@@ -482,6 +496,31 @@ HT_API int64_t ht_context_last_rounds(const ht_context *ctx);
  * before any image is read: HT_OK, or the status and message
  * (ht_context_message) that ht_run would give for them. Opens no GPU. */
 HT_API ht_status ht_check(ht_context *ctx, const ht_params *params);
+
+/* Seconds that a run of `params` is expected to take on the CPU, for a
+ * front end to show before a search starts (and to ask before a long
+ * one): a `width` x `height` image of `planes` planes (1 for gray or
+ * luma, 3 per channel, 4 for cmyk's inks: ht_output_layout's planes) on
+ * `threads` threads (0: every core; more threads than cores run no
+ * faster). A search costs its pixels times the method's and window's
+ * measured cost a pixel in the first round, times the rounds a photo
+ * takes (about 3.3 first rounds' worth, fewer with max_rounds); the
+ * figures, measured on the project's 2-core machine, and how far images
+ * stray from them (noise costs 5 to several hundred times a photo) are in
+ * docs/search.md, "What a search costs". Other methods: about 1 ns a
+ * pixel and plane. -1 where an argument is invalid. Reads no pixel,
+ * opens no GPU; the GPU, where one runs, is far faster. */
+HT_API double ht_estimate_seconds(const ht_params *params, int64_t width, int64_t height, int planes, int threads);
+
+/* A search whose estimate on the context's threads is over this many
+ * seconds is refused by ht_run and ht_run_plane (HT_ERR_UNSUPPORTED, the
+ * estimate in the message) unless params->run_long is set; backend cuda is
+ * not judged by the CPU's figures. */
+#define HT_ESTIMATE_LIMIT_S 3600.0
+
+/* `seconds` in words a person reads at a glance ("40 s", "12 min",
+ * "3.5 h", "290 days") into `buf`; the length written, as snprintf. */
+HT_API int ht_format_duration(double seconds, char *buf, size_t size);
 
 /* Halftones `in` into `out`. Both have the same width and height.
  *  - luma mode: `out` has 1 channel (2 with alpha kept);
@@ -656,6 +695,7 @@ typedef enum {
   HT_PARAM_ANGLE,
   HT_PARAM_ANGLES,
   HT_PARAM_DOT,
+  HT_PARAM_RUN_LONG,
   HT_PARAM_BACKEND,       /* the context's (ht_context_set_backend)      */
   HT_PARAM_THREADS,       /* the context's (ht_context_set_threads)      */
   HT_PARAM_COUNT

@@ -43,8 +43,11 @@ ht_status ht_image_check(const ht_image *im, const char *what, bool output, char
                (long long)im->width, (long long)im->height, (long long)HT_MAX_SIDE, (long long)HT_MAX_PIXELS);
     return HT_ERR_BAD_SIZE;
   }
-  if (im->channels < 1 || im->channels > 4) {
-    ht_set_msg(msg, "%s image: %d channels (1 to 4 supported)", what, im->channels);
+  /* an output has one channel more than any input can: cmyk's four inks
+   * beside the input's alpha (ht_output_layout says which count a run needs) */
+  const int most = output ? 5 : 4;
+  if (im->channels < 1 || im->channels > most) {
+    ht_set_msg(msg, "%s image: %d channels (1 to %d supported)", what, im->channels, most);
     return HT_ERR_INVALID_ARGUMENT;
   }
   if ((int)im->format < 0 || im->format > HT_FORMAT_BIT1 || (!output && im->format == HT_FORMAT_BIT1) ||

@@ -68,7 +68,8 @@ ht_status ht_inks_to_rgb(const ht_image *inks, ht_image *rgb)
       (inks->channels != 4 && inks->channels != 5) || rgb->channels != inks->channels - 1)
     return HT_ERR_INVALID_ARGUMENT;
   char msg[HT_MSG_MAX];
-  if (ht_image_check(inks, "input", false, msg) != HT_OK || ht_image_check(rgb, "output", true, msg) != HT_OK ||
+  /* the inks are a run's output, whose channels may be 5 (with alpha) */
+  if (ht_image_check(inks, "input", true, msg) != HT_OK || ht_image_check(rgb, "output", true, msg) != HT_OK ||
       ht_images_overlap(inks, rgb))
     return HT_ERR_INVALID_ARGUMENT;
   const unsigned max = inks->format == HT_FORMAT_U16 ? 65535u : 255u;

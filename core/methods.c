@@ -28,7 +28,7 @@
 #define SEARCH_USES                                                                                             \
   { HT_PARAM_SIGMA, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_EYE_RADIUS, ANY, PLANE_COLORS, 0, 0 },                \
     { HT_PARAM_INIT, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_SCHEDULE, ANY, PLANE_COLORS, 0, 0 },                 \
-    { HT_PARAM_MAX_ROUNDS, ANY, PLANE_COLORS, 0, 0 },                                                           \
+    { HT_PARAM_MAX_ROUNDS, ANY, PLANE_COLORS, 0, 0 }, { HT_PARAM_RUN_LONG, ANY, PLANE_COLORS, 0, 0 },          \
     { HT_PARAM_SEED, ANY, PLANE_COLORS, HT_PARAM_INIT, 1u << HT_INIT_RANDOM }
 
 /* In ht_method order. */
@@ -40,7 +40,7 @@ static const method_row methods[] = {
       "every black-and-white pattern of each m x m window, the best kept, until nothing improves; the slowest" },
     HT_ALGORITHM_LES, HT_MCAP_SEARCH, PLANE_COLORS, { { HT_PARAM_WINDOW, ANY, PLANE_COLORS, 0, 0 }, SEARCH_USES } },
   { { HT_METHOD_PES, "pes", N_("Partial exhaustive search (PES)"),
-      "like LES, but only the patterns with about as many white pixels as the window has; about twice LES's time" },
+      "like LES, but only the patterns with about as many white pixels as the window has; about 1.5 to 2 times LES's time" },
     HT_ALGORITHM_PES, HT_MCAP_SEARCH, PLANE_COLORS, { { HT_PARAM_WINDOW, ANY, PLANE_COLORS, 0, 0 }, SEARCH_USES } },
   { { HT_METHOD_DBS, "dbs", N_("Direct binary search (DBS)"),
       "toggles a pixel or swaps it with a neighbour wherever that brings the result nearer the original; fast" },

@@ -15,6 +15,8 @@
 
 const char *ht_version(void) { return HT_VERSION; }
 
+const char *ht_notice_no_gpu(void) { return N_("no NVIDIA GPU found; computed on the CPU, same result"); }
+
 const char *ht_status_string(ht_status s)
 {
   switch (s) {

@@ -57,6 +57,18 @@ static int live_temps(void)
   return count;
 }
 
+/* Every signal that ends the process by default and can be caught: each
+ * removes the temporary files and says so. SIGBUS comes from a mapped
+ * input (an 8-bit PGM used in place) truncated while it is read. */
+static const struct {
+  int sig;
+  const char *name;
+} ends[] = {
+  { SIGINT, "SIGINT" },       { SIGTERM, "SIGTERM" },     { SIGHUP, "SIGHUP" },       { SIGQUIT, "SIGQUIT" },
+  { SIGUSR1, "SIGUSR1" },     { SIGUSR2, "SIGUSR2" },     { SIGALRM, "SIGALRM" },     { SIGXCPU, "SIGXCPU" },
+  { SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" },     { SIGBUS, "SIGBUS (a file in use was truncated)" },
+};
+
 static _Noreturn void sig_die(int sig, bool temp)
 {
   int removed = 0;
@@ -65,7 +77,10 @@ static _Noreturn void sig_die(int sig, bool temp)
       unlink(sig_tmp[i]);
       removed++;
     }
-  const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+  const char *name = "a signal";
+  for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+    if (ends[i].sig == sig)
+      name = ends[i].name;
   char line[PATH_MAX + 256];
   size_t len = 0;
   len = append(line, len, sizeof line, sig_prog);
@@ -96,6 +111,8 @@ static _Noreturn void sig_die(int sig, bool temp)
 static void on_signal(int sig)
 {
   int state = atomic_load(&sig_state);
+  if (sig == SIGBUS) /* a fault: returning would fault again */
+    sig_die(sig, state == SIG_TEMP || state == SIG_CREATING);
   if (state == SIG_CREATING || state == SIG_COMMITTING) {
     atomic_store(&sig_pending, sig);
     return;
@@ -117,18 +134,17 @@ static void sig_enter(int state)
 void hti_signals(const char *prog)
 {
   snprintf(sig_prog, sizeof sig_prog, "%s", prog);
-  static const int ends[] = { SIGINT, SIGTERM, SIGHUP };
   for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
     struct sigaction old, sa;
     /* a signal ignored by whoever started us (nohup, a background job)
      * stays ignored */
-    if (sigaction(ends[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+    if (sigaction(ends[i].sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
       continue;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    sigaction(ends[i], &sa, NULL);
+    sigaction(ends[i].sig, &sa, NULL);
   }
   signal(SIGPIPE, SIG_IGN);
   signal(SIGXFSZ, SIG_IGN);

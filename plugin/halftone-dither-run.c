@@ -355,7 +355,26 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
   ht_context_set_progress (ctx, progress_cb, &pd);
   ht_context_set_notice (ctx, notice_cb, NULL);
 
-  gegl_operation_progress (operation, 0.0, "");
+  /* a search says what it will cost before it starts (a large window
+   * takes days; the library refuses one over HT_ESTIMATE_LIMIT_S unless
+   * run-long is set): as the progress message, and as the operation's
+   * data "halftone-estimate" for a front end to read, since GeglNode's
+   * "progress" signal carries the fraction alone */
+  {
+    gchar     said[128] = "", took[32];
+    ht_layout layout;
+
+    if ((ht_method_describe (params->method)->caps & HT_MCAP_SEARCH) &&
+        ht_output_layout (params, in.channels, FALSE, &layout) == HT_OK)
+      {
+        ht_format_duration (ht_estimate_seconds (params, area->width, area->height, layout.planes, threads),
+                            took, sizeof took);
+        g_snprintf (said, sizeof said, "%s: estimated to take %s on the CPU",
+                    ht_method_describe (params->method)->name, took);
+      }
+    g_object_set_data_full (G_OBJECT (operation), "halftone-estimate", g_strdup (said), g_free);
+    gegl_operation_progress (operation, 0.0, said);
+  }
   status = run_planes (ctx, &in, &out, params);
   /* An image editor has no use for a refusal here: backend cuda without
    * a usable GPU (or with one that fails) gives the CPU's result, which

@@ -41,10 +41,14 @@ def run_case(name, fn, *args, fails=()):
     return 0
 
 
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+                  signal.SIGALRM, signal.SIGXCPU, signal.SIGVTALRM, signal.SIGPROF)
+
+
 def default_signals():
-    """For subprocess.Popen's preexec_fn: SIGINT, SIGTERM and SIGHUP as the
-    system has them by default, whatever the test runner inherited (nohup
-    ignores SIGHUP, a background job SIGINT), so that a test of what a
-    signal does sends one the program can catch."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    """For subprocess.Popen's preexec_fn: the signals that end a process
+    (ENDING_SIGNALS) as the system has them by default, whatever the test
+    runner inherited (nohup ignores SIGHUP, a background job SIGINT), so
+    that a test of what a signal does sends one the program can catch."""
+    for sig in ENDING_SIGNALS:
         signal.signal(sig, signal.SIG_DFL)

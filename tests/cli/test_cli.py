@@ -277,6 +277,39 @@ def case_errors_png(env):
         os.unlink(p)
 
 
+def auto_notice(env, detail):
+    """Where backend auto would use the GPU (opening it free, one thread,
+    0.96 M pixels) and none opens: one line, the words every front end
+    shares (ht_notice_no_gpu); the details (`detail`) only with --verbose."""
+    big = env.path("big.pgm")
+    write_pnm(big, "P5", 1200, 800, 255, [(i * 7) & 255 for i in range(1200 * 800)])
+    os.environ["HT_AUTO_GPU_OPEN_MS"] = "0"
+    try:
+        rc, _, err = env.run("--backend", "auto", "--threads", "1", big, env.path("auto.pbm"))
+        check(rc == 0 and err.strip().splitlines() == ["halftone: no NVIDIA GPU found; computed on the CPU, same result"],
+              "backend auto without a GPU: exit %d, %r" % (rc, err))
+        rc, _, err = env.run("--verbose", "--backend", "auto", "--threads", "1", big, env.path("auto.pbm"))
+        check(rc == 0 and "no NVIDIA GPU found" in err and detail in err,
+              "--verbose, backend auto without a GPU: exit %d, %r" % (rc, err))
+    finally:
+        del os.environ["HT_AUTO_GPU_OPEN_MS"]
+
+
+def case_threads_notice(env):
+    """Far more threads than cores (--threads 4096) run, with the same bits,
+    and say once that they are slower; a count near the cores says nothing."""
+    env.ok("--threads", "1", env.crop, env.path("one.pbm"))
+    rc, _, err = env.run("--threads", "4096", env.crop, env.path("many.pbm"))
+    check(rc == 0, "--threads 4096: exit %d, %r" % (rc, err))
+    lines = err.strip().splitlines()
+    check(len(lines) == 1 and re.fullmatch(r"halftone: 4096 threads on \d+ core\(s\) run slower than one a core, "
+                                           r"with the same result \(0 takes every core\)", lines[0]),
+          "--threads 4096: %r" % err)
+    check(digest(env.path("many.pbm")) == digest(env.path("one.pbm")), "--threads 4096 changed the bits")
+    rc, _, err = env.run("--threads", "2", env.crop, env.path("two.pbm"))
+    check(rc == 0 and err == "", "--threads 2: exit %d, %r" % (rc, err))
+
+
 def case_backend_cuda(env):
     """Without a usable GPU, --backend cuda is a clear one-line error; with
     one, its output equals the CPU's bit for bit."""
@@ -296,6 +329,7 @@ def case_backend_cuda(env):
     if os.environ.get("HT_TEST_CUDA_MODULE_BUILT") == "0":
         # a build without the CUDA module (-Dcuda=disabled): the loader finds none
         check("module" in err and "not found" in err, "backend cuda in a build without CUDA: %r" % err)
+        auto_notice(env, "GPU: the CUDA module")
         return
     if not any(os.path.exists(n) for n in nodes) and not os.environ.get("HT_CUDA_MODULE"):
         # no driver at all: the module is not even loaded (it costs ~4 ms
@@ -304,19 +338,7 @@ def case_backend_cuda(env):
         # auto keeps an image this small on the CPU without trying the GPU
         rc, _, err = env.run("--backend", "auto", env.crop, env.path("auto.pbm"))
         check(rc == 0 and err == "", "backend auto, small image: exit %d, %r" % (rc, err))
-        # where the GPU would pay (opening it free, one thread, 0.96 M
-        # pixels), auto tries it, and says why it runs on the CPU
-        big = env.path("big.pgm")
-        write_pnm(big, "P5", 1200, 800, 255, [(i * 7) & 255 for i in range(1200 * 800)])
-        os.environ["HT_AUTO_GPU_OPEN_MS"] = "0"
-        try:
-            rc, _, err = env.run("--backend", "auto", "--threads", "1", big, env.path("auto.pbm"))
-        finally:
-            del os.environ["HT_AUTO_GPU_OPEN_MS"]
-        check(rc == 0, "backend auto without a driver: exit %d, %r" % (rc, err))
-        lines = err.strip().splitlines()
-        check(len(lines) == 1 and "no NVIDIA driver" in lines[0] and "running on the CPU" in lines[0],
-              "backend auto without a driver: notice %r" % err)
+        auto_notice(env, "GPU: no NVIDIA driver")
 
 
 def case_formats_roundtrip(env):
@@ -751,6 +773,7 @@ CASES = {
     "errors-input": case_errors_input,
     "errors-png": case_errors_png,
     "backend-cuda": case_backend_cuda,
+    "threads-notice": case_threads_notice,
     "formats": case_formats_roundtrip,
     "twins": case_twins,
     "color": case_color,

@@ -14,6 +14,9 @@ Cases:
   threads      --threads 1, 3 and --variant pd give the same file
   separations  --separations files hold the planes of the output; cmyk's
                RGB rendering follows its ink separations; a CMYK TIFF
+  cmyk-alpha   --color cmyk on RGBA (PNG, PAM): the inks, their rendering
+               and a CMYK TIFF equal those of the same RGB without alpha,
+               with a notice that the alpha is dropped
   errors       out-of-range values and misplaced options: exit 2, one line
   metrics      --metrics prints bias, grain and overlap for plane-dependent,
                per-channel and cmyk output, equal to a computation here on
@@ -29,7 +32,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 from cases import Fail, check, run_case  # noqa: E402
-from pnm import read_pnm  # noqa: E402
+from pnm import read_pnm, write_png  # noqa: E402
 
 
 def run(halftone, *args, rc=0):
@@ -143,6 +146,32 @@ def case_separations(ht):
         check(head in (b"II*\x00", b"MM\x00*"), "cm.tif is no TIFF")
     else:
         check("TIFF" in p.stderr or "tif" in p.stderr, "cm.tif: %s" % p.stderr.strip())
+
+
+def case_cmyk_alpha(ht):
+    noise("in.ppm")
+    rgb = read_pnm("in.ppm")
+    w, h = rgb.width, rgb.height
+    rgba = bytearray()
+    for i in range(w * h):
+        rgba += bytes(rgb.samples[3 * i:3 * i + 3]) + bytes([(i * 37) & 255])
+    write_png("in.png", w, h, 4, 8, rgba)
+    with open("in.pam", "wb") as f:
+        f.write(b"P7\nWIDTH %d\nHEIGHT %d\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n" % (w, h))
+        f.write(bytes(rgba))
+    opts = ["--color", "cmyk", "--black", "0.5", "--interplane", "0.2"]
+    run(ht, *opts, "--separations", "want", "in.ppm", "want.ppm")
+    for src in ("in.png", "in.pam"):
+        p = run(ht, *opts, "--separations", "got", src, "got.ppm")
+        check("--color cmyk drops the input's alpha" in p.stderr, "%s: no notice: %s" % (src, p.stderr.strip()))
+        check(p.stderr.count("alpha") == 1, "%s: alpha named more than once: %s" % (src, p.stderr.strip()))
+        check(same("got.ppm", "want.ppm"), "%s: the cmyk rendering differs from the RGB input's" % src)
+        for c in "cmyk":
+            check(same("got-%s.pbm" % c, "want-%s.pbm" % c), "%s: plate %s differs from the RGB input's" % (src, c))
+    p = subprocess.run([ht] + opts + ["in.ppm", "want.tif"], capture_output=True, text=True)
+    if p.returncode == 0:  # a build with libtiff: the CMYK TIFF itself
+        run(ht, *opts, "in.png", "got.tif")
+        check(same("got.tif", "want.tif"), "in.png: the CMYK TIFF differs from the RGB input's")
 
 
 def case_errors(ht):

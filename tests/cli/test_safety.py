@@ -44,7 +44,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from cases import SKIP, Fail, Skip, check, default_signals, run_case  # noqa: E402
+from cases import ENDING_SIGNALS, SKIP, Fail, Skip, check, default_signals, run_case  # noqa: E402
 from test_cli import Env, digest, expect_error  # noqa: E402
 from test_cli import write_pnm, FormatError  # noqa: E402,F401
 
@@ -460,6 +460,48 @@ def case_signals(env):
         p.send_signal(sig)
         _, err = p.communicate(timeout=60)
         check_interrupted(p, sig, err.decode(), "out.pbm", before, env.dir, "%s during the work" % sig.name)
+    # every other signal that ends a process by default, during the work
+    for sig in ENDING_SIGNALS:
+        if sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            continue
+        with open(out, "wb") as f:
+            f.write(b"precious")
+        before = snapshot(env.dir)
+        p = subprocess.Popen([env.halftone, "--bench", "1000000", env.crop, out], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, preexec_fn=default_signals)
+        time.sleep(0.3)
+        check(p.poll() is None, "--bench 1000000 ended early")
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        check_interrupted(p, sig, err.decode(), "out.pbm", before, env.dir, "%s during the work" % sig.name)
+    # an 8-bit PGM is used in place (mapped): truncated while in use, the
+    # next read of its lost pages is a SIGBUS, which says so and cleans up
+    mapped = env.path("mapped.pgm")
+    side = 1024
+    with open(mapped, "wb") as f:
+        f.write(b"P5\n%d %d\n255\n" % (side, side) + bytes(range(256)) * (side * side // 256))
+    with open(out, "wb") as f:
+        f.write(b"precious")
+    before = snapshot(env.dir)
+    p = subprocess.Popen([env.halftone, "--bench", "1000000", mapped, out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=default_signals)
+    time.sleep(0.5)
+    check(p.poll() is None, "--bench 1000000 on the mapped input ended early")
+    os.truncate(mapped, 100)
+    try:
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    err = err.decode()
+    check(p.returncode == -signal.SIGBUS, "truncated input: exit %r, wanted SIGBUS (%r)" % (p.returncode, err))
+    one_line(err, r"^halftone: interrupted by SIGBUS \(a file in use was truncated\): .*out.pbm not written",
+             "truncated input")
+    check(not temps(env.dir), "truncated input: temporary file left: %s" % temps(env.dir))
+    os.unlink(mapped)
+    after = snapshot(env.dir)
+    check({k: v for k, v in before.items() if "mapped" not in k} == {k: v for k, v in after.items() if "mapped" not in k},
+          "truncated input: the folder changed")
     # during the write: a large PNG (written in pieces), stopped while its
     # temporary file grows and before it is renamed, then interrupted
     if not env.has_png():

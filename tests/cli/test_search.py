@@ -236,6 +236,33 @@ def expect_usage(env, args, pattern, out_name="out.pbm"):
     check(env.listing() == before and open(out, "rb").read() == b"precious", "%s: files changed" % (args,))
 
 
+def case_estimate(env):
+    """A search says what it will cost before it starts (--verbose, or a
+    terminal), and one estimated at over an hour is refused at once with
+    the estimate and the way to force it, writing nothing; --run-long
+    runs it."""
+    img = env.crop("in.pgm", 0, 0, 16, 16)
+    out = env.path("out.pbm")
+    _, err = env.ok("--verbose", "--algorithm", "les", "--window", "2", img, out)
+    check(re.search(r"les: estimated to take .* on the CPU", err), "--verbose: no estimate: %r" % err)
+    _, err = env.ok("--algorithm", "les", "--window", "2", img, out)
+    check("estimated" not in err, "no terminal, no --verbose: an estimate anyway: %r" % err)
+    os.unlink(out)
+    # 2048 x 2048 flat gray: about 8 CPU-hours with a 5 x 5 window (days
+    # on noise); refused before any round, so well inside the timeout
+    big = env.path("big.pgm")
+    with open(big, "wb") as f:
+        f.write(b"P5\n2048 2048\n255\n" + bytes([100]) * (2048 * 2048))
+    for alg in ("les", "pes"):
+        rc, _, err = env.run("--algorithm", alg, "--window", "5", "--threads", "1", big, out, timeout=60)
+        check(rc != 0, "%s --window 5 on 2048x2048: exit 0" % alg)
+        check(re.search(r"%s with a 5 x 5 window on 2048x2048 pixels is estimated to take [0-9.]+ (h|days) on the "
+                        r"CPU.*--run-long" % alg, err), "%s: the refusal says %r" % (alg, err))
+        check(len(err.strip().splitlines()) == 1, "%s: more than one line: %r" % (alg, err))
+        check(not os.path.exists(out), "%s: refused, yet %s exists" % (alg, out))
+    env.ok("--run-long", "--algorithm", "les", "--window", "3", "--max-rounds", "1", img, out)
+
+
 def case_errors(env):
     img = env.crop("in.pgm", 0, 0, 16, 16)
     for alg in ("les", "pes", "dbs"):

@@ -127,8 +127,13 @@ static void image_errors(ht_context *ctx)
   ht_image i3 = { OUT_W, OUT_H, OUT_W * 3, 3, HT_FORMAT_U8, in_buf };
   ht_image o2 = { OUT_W, OUT_H, OUT_W * 2, 2, HT_FORMAT_U8, out_buf };
   EXPECT(ctx, ht_run(ctx, &i3, &o2, &p), HT_ERR_INVALID_ARGUMENT, "channel", "RGB luma in, 2 channels out");
+  /* 5 output channels are cmyk's inks and alpha, for no other run; 6 for none */
   ht_image o5 = { OUT_W, OUT_H, OUT_W * 5, 5, HT_FORMAT_U8, out_buf };
-  EXPECT(ctx, ht_run(ctx, &in, &o5, &p), HT_ERR_INVALID_ARGUMENT, "channels", "5 output channels");
+  EXPECT(ctx, ht_run(ctx, &in, &o5, &p), HT_ERR_INVALID_ARGUMENT, "channel", "5 output channels");
+  ht_image o6 = { OUT_W, OUT_H, OUT_W * 6, 6, HT_FORMAT_U8, out_buf };
+  EXPECT(ctx, ht_run(ctx, &in, &o6, &p), HT_ERR_INVALID_ARGUMENT, "1 to 5", "6 output channels");
+  ht_image i5 = { OUT_W, OUT_H, OUT_W * 5, 5, HT_FORMAT_U8, in_buf };
+  EXPECT(ctx, ht_run(ctx, &i5, &o5, &p), HT_ERR_INVALID_ARGUMENT, "1 to 4", "5 input channels");
 
   /* size mismatch, short stride */
   ht_image small = gray8(out_buf, OUT_W - 1, OUT_H);

@@ -23,6 +23,7 @@
 #include "shared/rng.h"
 #include "search/search.h"
 
+#include <math.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -554,6 +555,84 @@ static void part_seed(void)
     CHECK(strstr(m_, needle) != NULL, "%s: message \"%s\" does not mention \"%s\"", what, m_, needle);  \
   } while (0)
 
+/* ht_estimate_seconds: its arguments checked, its figures in the order
+ * the measurements give (docs/search.md), and the refusal of a search
+ * estimated at over HT_ESTIMATE_LIMIT_S before any pixel is computed. */
+static void part_estimate(void)
+{
+  ht_params p = search_params(HT_METHOD_LES, 3, 3, HT_INIT_FLOYD_STEINBERG, 0), q;
+  CHECK(ht_estimate_seconds(NULL, 8, 8, 1, 1) == -1, "no parameters: not -1");
+  CHECK(ht_estimate_seconds(&p, 0, 8, 1, 1) == -1 && ht_estimate_seconds(&p, 8, -1, 1, 1) == -1 &&
+          ht_estimate_seconds(&p, 8, 8, 0, 1) == -1 && ht_estimate_seconds(&p, 8, 8, HT_MAX_PLANES + 1, 1) == -1 &&
+          ht_estimate_seconds(&p, 8, 8, 1, -1) == -1,
+        "a bad size, plane count or thread count: not -1");
+  q = p;
+  q.window = HT_SEARCH_WINDOW_MAX + 1;
+  CHECK(ht_estimate_seconds(&q, 8, 8, 1, 1) == -1, "window 6: not -1");
+  for (int m = HT_METHOD_LES; m <= HT_METHOD_PES; m++)
+    for (int w = 1; w < HT_SEARCH_WINDOW_MAX; w++) {
+      ht_params a = search_params((ht_method)m, w, 3, HT_INIT_FLOYD_STEINBERG, 0), b = a;
+      b.window = w + 1;
+      const double ea = ht_estimate_seconds(&a, 256, 256, 1, 1), eb = ht_estimate_seconds(&b, 256, 256, 1, 1);
+      CHECK(ea > 0 && eb > ea * (w >= 3 ? 10 : 1), "method %d: window %d estimated %g s, window %d %g s", m, w, ea,
+            w + 1, eb);
+    }
+  for (int w = 3; w <= HT_SEARCH_WINDOW_MAX; w++) { /* PES is the slower on the CPU */
+    ht_params l = search_params(HT_METHOD_LES, w, 3, HT_INIT_FLOYD_STEINBERG, 0), e = l;
+    e.method = HT_METHOD_PES;
+    CHECK(ht_estimate_seconds(&e, 64, 64, 1, 1) > ht_estimate_seconds(&l, 64, 64, 1, 1), "window %d: PES not slower",
+          w);
+  }
+  const double one = ht_estimate_seconds(&p, 100, 100, 1, 1);
+  CHECK(fabs(ht_estimate_seconds(&p, 200, 100, 1, 1) / one - 2) < 1e-9 &&
+          fabs(ht_estimate_seconds(&p, 100, 100, 3, 1) / one - 3) < 1e-9,
+        "the estimate is not proportional to pixels and planes");
+  CHECK(ht_estimate_seconds(&p, 100, 100, 1, 0) <= one, "every core estimated slower than one thread");
+  q = p;
+  q.max_rounds = 1;
+  CHECK(ht_estimate_seconds(&q, 100, 100, 1, 1) < one, "max_rounds 1 estimated no faster");
+  q = p;
+  q.schedule = HT_SCHEDULE_RASTER;
+  CHECK(ht_estimate_seconds(&q, 100, 100, 1, 0) == one, "the raster schedule estimated on more than one thread");
+  char buf[32];
+  ht_format_duration(40, buf, sizeof buf);
+  CHECK(strcmp(buf, "40 s") == 0, "40 s written as %s", buf);
+  ht_format_duration(3 * 86400, buf, sizeof buf);
+  CHECK(strcmp(buf, "3 days") == 0, "3 days written as %s", buf);
+
+  /* 2048 x 2048 with a 5 x 5 window: hours even on a flat image */
+  ht_context *ctx = ht_context_new();
+  if (!ctx)
+    exit(99);
+  ht_context_set_backend(ctx, HT_BACKEND_CPU);
+  ht_context_set_threads(ctx, 1);
+  const int64_t n = 2048;
+  uint16_t *in16 = malloc((size_t)(n * n) * 2);
+  uint8_t *in = malloc((size_t)(n * n)), *out = malloc((size_t)(n * n));
+  if (!in16 || !in || !out)
+    exit(99);
+  memset(in, 100, (size_t)(n * n));
+  memset(in16, 100, (size_t)(n * n) * 2);
+  memset(out, 0xAB, (size_t)(n * n));
+  ht_image I = { n, n, (size_t)n, 1, HT_FORMAT_U8, in }, O = { n, n, (size_t)n, 1, HT_FORMAT_U8, out };
+  for (int m = HT_METHOD_LES; m <= HT_METHOD_PES; m++) {
+    ht_params big = search_params((ht_method)m, 5, 3, HT_INIT_FLOYD_STEINBERG, 0);
+    CHECK(ht_estimate_seconds(&big, n, n, 1, 1) > HT_ESTIMATE_LIMIT_S, "method %d: 2048^2, 5 x 5 within the limit", m);
+    EXPECT(ht_run(ctx, &I, &O, &big), HT_ERR_UNSUPPORTED, "run-long", "ht_run, 5 x 5 on 2048^2");
+    CHECK(strstr(ht_context_message(ctx), "estimated to take") != NULL, "no estimate in: %s", ht_context_message(ctx));
+    EXPECT(ht_run_plane(ctx, in16, (size_t)n * 2, out, (size_t)n, n, n, &big), HT_ERR_UNSUPPORTED, "run-long",
+           "ht_run_plane, 5 x 5 on 2048^2");
+  }
+  size_t touched = 0;
+  for (size_t i = 0; i < (size_t)(n * n); i++)
+    touched += out[i] != 0xAB;
+  CHECK(touched == 0, "refused runs wrote %zu output bytes", touched);
+  free(in16);
+  free(in);
+  free(out);
+  ht_context_free(ctx);
+}
+
 static void part_api(void)
 {
   ht_context *ctx = ht_context_new();
@@ -821,6 +900,8 @@ int main(int argc, char **argv)
     part_seed();
   else if (strcmp(part, "api") == 0)
     part_api();
+  else if (strcmp(part, "estimate") == 0)
+    part_estimate();
   else if (strcmp(part, "cancel") == 0)
     part_cancel();
   else if (strcmp(part, "revolving") == 0)
@@ -828,7 +909,7 @@ int main(int argc, char **argv)
   else if (strcmp(part, "metric") == 0)
     part_metric();
   else {
-    fprintf(stderr, "usage: test-search optimal|monotone|threads|golden [print]|seed|api|cancel|revolving|metric\n");
+    fprintf(stderr, "usage: test-search optimal|monotone|threads|golden [print]|seed|api|estimate|cancel|revolving|metric\n");
     return 99;
   }
   return test_finish(part);

@@ -368,6 +368,49 @@ test_formats (void)
   g_free (rgba);
 }
 
+/* cmyk on a layer with alpha (every GIMP layer that has one): the inks'
+ * RGB rendering equals that of the same colours without alpha, and the
+ * alpha is the input's, without a warning (the library takes 4 inks +
+ * alpha; where it does not, the op passes its input through with a warning). */
+static void
+test_cmyk_alpha (void)
+{
+  const gint  w = 61, h = 37;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in_a = buffer_from_rgba8 (rgba, w, h, "R'G'B'A u8");
+  GeglBuffer *in_c = buffer_from_rgba8 (rgba, w, h, "R'G'B' u8");
+  GeglBuffer *out_a, *out_c;
+
+  warnings = 0;
+  out_a = run_op (in_a, "color-mode", (gint) HT_COLOR_CMYK, NULL);
+  out_c = run_op (in_c, "color-mode", (gint) HT_COLOR_CMYK, NULL);
+  CHECK (warnings == 0, "cmyk with alpha: %d warning(s), the last: %s", warnings,
+         warnings ? last_warning->str : "");
+  CHECK (out_a && out_c, "cmyk with alpha: no output");
+  if (out_a && out_c)
+    {
+      guchar *a = get_pixels (out_a, "R'G'B'A u8"), *c = get_pixels (out_c, "R'G'B' u8");
+      gint    bad = 0;
+
+      for (gsize i = 0; i < (gsize) w * (gsize) h; i++)
+        {
+          for (gsize k = 0; k < 3; k++)
+            bad += a[4 * i + k] != c[3 * i + k] || (a[4 * i + k] != 0 && a[4 * i + k] != 255);
+          bad += a[4 * i + 3] != rgba[4 * i + 3];
+        }
+      CHECK (bad == 0, "cmyk with alpha: %d sample(s) differ from the inks without alpha or from the alpha", bad);
+      g_free (a);
+      g_free (c);
+    }
+  if (out_a)
+    g_object_unref (out_a);
+  if (out_c)
+    g_object_unref (out_c);
+  g_object_unref (in_a);
+  g_object_unref (in_c);
+  g_free (rgba);
+}
+
 /* Whether `out` (the op's output on the w x h R'G'B'A u8 `rgba`, read as
  * Y'A u8, or R'G'B'A u8 with p->color per channel) holds the bits that
  * the core's CPU backend gives for p on `threads` threads (0: its
@@ -614,6 +657,43 @@ test_progress (void)
   g_object_unref (out); g_object_unref (g); g_object_unref (in); g_free (rgba);
 }
 
+/* A search's estimate (ht_estimate_seconds) is said before it starts,
+ * as the operation's data "halftone-estimate" (and its progress
+ * message, which GeglNode's signal does not pass on); error diffusion's
+ * is empty. */
+static void
+test_estimate_message (void)
+{
+  const gint  w = 24, h = 16;
+  guchar     *rgba = make_rgba8 (w, h);
+  GeglBuffer *in = buffer_from_rgba8 (rgba, w, h, "Y' u8");
+
+  for (gint k = 0; k < 2; k++)
+    {
+      GeglNode   *g = gegl_node_new ();
+      GeglBuffer *out = NULL;
+      GeglNode   *src = gegl_node_new_child (g, "operation", "gegl:buffer-source", "buffer", in, NULL);
+      GeglNode   *op = gegl_node_new_child (g, "operation", OP, NULL);
+      GeglNode   *sink = gegl_node_new_child (g, "operation", "gegl:buffer-sink", "buffer", &out, NULL);
+      const gchar *said;
+
+      if (k == 0)
+        gegl_node_set (op, "algorithm", (gint) HT_ALGORITHM_LES, "window", 2, NULL);
+      gegl_node_link_many (src, op, sink, NULL);
+      gegl_node_process (sink);
+      said = g_object_get_data (G_OBJECT (gegl_node_get_gegl_operation (op)), "halftone-estimate");
+      if (k == 0)
+        CHECK (said && strstr (said, "les: estimated to take ") != NULL, "les: the estimate said is %s", said);
+      else
+        CHECK (!said || *said == '\0', "error diffusion: an estimate: %s", said);
+      if (out)
+        g_object_unref (out);
+      g_object_unref (g);
+    }
+  g_object_unref (in);
+  g_free (rgba);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -636,12 +716,14 @@ main (int argc, char **argv)
       test_enum_nicks ();
       test_properties ();
       test_formats ();
+      test_cmyk_alpha ();
       test_equals_core ();
       test_search ();
       test_linear ();
       test_custom ();
       test_partial_request ();
       test_progress ();
+      test_estimate_message ();
     }
   return op_test_end ();
 }

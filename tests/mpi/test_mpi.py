@@ -29,15 +29,17 @@ every level count).
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 # cases.py one folder up; pnm.py in imageio/, shared with tools/bench/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "imageio"))
 import pnm  # noqa: E402
-from cases import SKIP, Fail, check, run_case  # noqa: E402
+from cases import SKIP, Fail, check, default_signals, run_case  # noqa: E402
 
 FULL = os.environ.get("HT_TEST_MPI_FULL") == "1"
 TIMEOUT = 120
@@ -222,6 +224,34 @@ def case_metrics(env):
         check(got == want, "--metrics on %d ranks: %r, halftone: %r" % (n, got, want))
 
 
+def case_signal_after_rename(env):
+    """halftone-mpi puts its output in place through the tools' common
+    finish: a SIGTERM to mpirun as soon as the file is there never makes
+    rank 0 say it was "not written" (3 tries, each signal sent the moment
+    the output appears)."""
+    write_gray("sig.pgm", 600, 400, 4)
+    for attempt in range(3):
+        if os.path.exists("sig.pbm"):
+            os.remove("sig.pbm")
+        cmd = env.launch + ["-n", "2", env.hmpi, "--threads", "1", "sig.pgm", "sig.pbm"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=default_signals)
+        deadline = time.time() + TIMEOUT
+        while not os.path.exists("sig.pbm") and p.poll() is None and time.time() < deadline:
+            pass  # no sleep: the signal goes the moment the rename is seen
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+        try:
+            _, err = p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise Fail("hung after SIGTERM")
+        if os.path.exists("sig.pbm"):
+            check("sig.pbm not written" not in err, "try %d: the output is there, yet: %r" % (attempt, err))
+        else:
+            check("not written" in err or p.returncode != 0, "try %d: no output, no word: %r" % (attempt, err))
+
+
 def case_errors(env):
     write_gray("in.pgm", 20, 12, 1)
     with open("in.pgm", "rb") as f:
@@ -266,7 +296,7 @@ def case_errors(env):
 
 
 CASES = {"shapes": case_shapes, "filters": case_filters, "blocks": case_blocks, "real": case_real,
-         "metrics": case_metrics, "errors": case_errors}
+         "metrics": case_metrics, "signal-after-rename": case_signal_after_rename, "errors": case_errors}
 
 
 def main():

@@ -67,7 +67,7 @@ static int value_error(int id, const char *why)
  * id; the CLI's own options come after. */
 enum {
   OPT_PARAM = CLI_OPT_OWN,
-  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_MAX_MEMORY, OPT_FORMAT,
+  OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_VERBOSE, OPT_MAX_MEMORY, OPT_FORMAT,
   OPT_COMPRESSION, OPT_INTERPLANE, OPT_SEPARATIONS,
 };
 
@@ -78,6 +78,7 @@ int parse_args(int argc, char **argv, options *o)
     { "variant", required_argument, NULL, OPT_VARIANT },
     { "bench", required_argument, NULL, OPT_BENCH },
     { "quiet", no_argument, NULL, OPT_QUIET },
+    { "verbose", no_argument, NULL, OPT_VERBOSE },
     { "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "compression", required_argument, NULL, OPT_COMPRESSION },
@@ -156,6 +157,7 @@ int parse_args(int argc, char **argv, options *o)
       break;
     case CLI_OPT_FORCE: o->force = true; break;
     case OPT_QUIET: o->quiet = true; break;
+    case OPT_VERBOSE: o->verbose = true; break;
     case OPT_MAX_MEMORY:
       if (!hti_parse_size(arg, &o->max_memory))
         return usage_error("--max-memory must be a size in bytes, or with K, M, G or T (e.g. 512M, 4G), not '%s'",

@@ -35,6 +35,7 @@ typedef struct {
   int bench;
   bool force;
   bool quiet;
+  bool verbose;      /* --verbose: the estimate and details on stderr     */
   double dpi;        /* --dpi, 0: the input's                           */
   uint64_t max_memory; /* --max-memory in bytes, 0: imageio's default  */
   int format;        /* --format: an hti_kind, or -1                     */

@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #define EXIT_USAGE 2
@@ -642,12 +643,18 @@ int main(int argc, char **argv)
     ok = false;
   }
   if (ok && rank == 0) {
-    if (rename(dest.tmp, dest.path) != 0) {
-      snprintf(err, sizeof err, "%s: cannot rename the temporary file into place: %s", o.output, strerror(errno));
+    /* the tools' common finish: MPI-IO wrote and synced the rows through
+     * its own handle, so rank 0's descriptor is closed, and the rename
+     * goes through hti_dest_commit with the signals held, so that a
+     * signal after it no longer says "not written" of the file */
+    char why[ERR_MAX - 100];
+    hti_dest *set[1] = { &dest };
+    if (dest.fd >= 0 && close(dest.fd) != 0)
+      snprintf(why, sizeof why, "cannot write: %s", strerror(errno));
+    dest.fd = -1;
+    if (hti_dest_commit(set, 1, why, sizeof why) != 1) {
+      snprintf(err, sizeof err, "%s: %s", o.output, why);
       ok = false;
-    } else {
-      free(dest.tmp); /* renamed: nothing for hti_dest_close to remove */
-      dest.tmp = NULL;
     }
   }
   ok = all_ok(ok, err);

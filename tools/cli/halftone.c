@@ -10,8 +10,10 @@
  * and renamed over the destination only as the very last step, after
  * everything that can still fail (stdout included). The plates of
  * --separations are claimed before the work too, and renamed into place
- * together with the output once all of them are written. SIGINT, SIGTERM
- * and SIGHUP remove the temporary files and say so (hti_signals).
+ * together with the output once all of them are written. Every signal
+ * that ends the process and can be caught (SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1, ..., SIGBUS from a truncated mapped input) removes
+ * the temporary files and says so (hti_signals).
  *
  * The common case, an 8-bit PGM to a PBM, is kept copy-free: the input is
  * mapped and handed to ht_run in place, the 1-bit result is rendered
@@ -348,7 +350,7 @@ int main(int argc, char **argv)
     depth = 16; /* a 16-bit alpha channel keeps its precision */
   else
     depth = 8;
-  if (im.has_alpha && !keep_alpha)
+  if (im.has_alpha && !keep_alpha && !cmyk) /* cmyk's own notice below */
     notice_add(&notes, "%s: %s has no alpha channel; the input's alpha is dropped", o.output,
                hti_kind_name((hti_kind)kind));
 
@@ -432,14 +434,16 @@ int main(int argc, char **argv)
   int render_channels = planes + (im.has_alpha && depth != 1 ? 1 : 0);
   ht_image out_img = { im.width, im.height, out.stride, render_channels, out_fmt, out.pixels };
   uint8_t *scratch = NULL;
-  if (cmyk) { /* four ink planes, no alpha; rendered below */
-    params.alpha = false;
-    inks = malloc((size_t)im.width * (size_t)im.height * 4);
+  /* the inks' channels: four, and the input's alpha beside them, which
+   * the library copies and no file written here holds */
+  const size_t ink_ch = (size_t)layout.channels;
+  if (cmyk) { /* four ink planes; rendered below */
+    inks = malloc((size_t)im.width * (size_t)im.height * ink_ch);
     if (!inks) {
       say("out of memory");
       goto done;
     }
-    out_img = (ht_image){ im.width, im.height, (size_t)im.width * 4, 4, HT_FORMAT_U8, inks };
+    out_img = (ht_image){ im.width, im.height, (size_t)im.width * ink_ch, (int)ink_ch, HT_FORMAT_U8, inks };
     if (im.has_alpha)
       notice_add(&notes, "%s: --color cmyk drops the input's alpha", o.output);
   } else if (render_channels != file_channels) {
@@ -461,6 +465,16 @@ int main(int argc, char **argv)
     goto done;
   }
   ht_status s = HT_OK;
+  /* a search's estimate before it starts: a large window can take days,
+   * and its progress bar hardly moves (the library refuses what is over
+   * HT_ESTIMATE_LIMIT_S unless --run-long) */
+  if ((ht_method_describe(params.method)->caps & HT_MCAP_SEARCH) && o.bench == 0 && !o.quiet &&
+      (o.verbose || isatty(STDERR_FILENO))) {
+    char took[32];
+    ht_format_duration(ht_estimate_seconds(&params, im.width, im.height, planes, o.threads), took, sizeof took);
+    say("%s: estimated to take %s on the CPU (a photo's figure; noisy images take far longer)",
+        ht_method_describe(params.method)->name, took);
+  }
   progress_line progress = { o.algorithm ? o.algorithm : "halftoning", now_ms(), -1 };
   if (!o.quiet && o.bench == 0 && isatty(STDERR_FILENO))
     ht_context_set_progress(ctx, progress_cb, &progress);
@@ -470,6 +484,8 @@ int main(int argc, char **argv)
     times[i] = now_ms() - t0;
   }
   progress_clear(&progress);
+  if (o.verbose && ht_context_gpu_detail(ctx)[0]) /* the details of ht_notice_no_gpu */
+    notice_add(&notes, "GPU: %s", ht_context_gpu_detail(ctx));
   if (s != HT_OK) {
     /* The library says "backend cuda: <why>" when a GPU variant finds no
      * GPU; with --backend left at auto it was the variant that asked for
@@ -499,11 +515,11 @@ int main(int argc, char **argv)
 
   if (inks) { /* the RGB rendering: red light is what cyan and black leave */
     for (int64_t y = 0; y < im.height; y++) {
-      const uint8_t *src = inks + (size_t)y * (size_t)im.width * 4;
+      const uint8_t *src = inks + (size_t)y * (size_t)im.width * ink_ch;
       uint8_t *dst = out.pixels + (size_t)y * out.stride;
-      for (int64_t x = 0; x < im.width; x++)
-        for (int c = 0; c < 3; c++) {
-          const int ink = src[4 * x + c] + src[4 * x + 3];
+      for (size_t x = 0; x < (size_t)im.width; x++)
+        for (size_t c = 0; c < 3; c++) {
+          const int ink = src[ink_ch * x + c] + src[ink_ch * x + 3];
           dst[3 * x + c] = (uint8_t)(ink >= 255 ? 0 : 255 - ink);
         }
     }
@@ -603,7 +619,7 @@ int main(int argc, char **argv)
     }
     for (int p = 0; p < 4; p++) {
       for (size_t i = 0; i < plane; i++)
-        sep[(size_t)p * plane + i] = inks[4 * i + (size_t)p];
+        sep[(size_t)p * plane + i] = inks[ink_ch * i + (size_t)p];
       ci.plane[p] = sep + (size_t)p * plane;
       ci.stride[p] = (size_t)im.width;
       ci.levels[p] = params.plane_levels[p] ? params.plane_levels[p] : params.levels;
