@@ -768,11 +768,33 @@ HT_API ht_status ht_check_or_cpu(ht_context *ctx, const ht_params *params, ht_ba
 
 /* ---------------------------------------------------------------- metrics */
 
+/* The field's measure of a halftone (core/metrics.c): the original and
+ * the halftone both blurred by a Gaussian of `sigma` pixels (radius
+ * ceil(3 sigma), borders clamped), compared by PSNR and by SSIM (Wang et
+ * al. 2004: C1 = (0.01 * 255)^2, C2 = (0.03 * 255)^2, an 11 x 11
+ * Gaussian window of sigma 1.5, averaged over the positions where the
+ * window fits). 0..255 units. */
+typedef struct {
+  double sigma;           /* the blur, in pixels                          */
+  double mse;             /* mean squared difference of the blurred images */
+  double psnr;            /* 10 log10(255^2 / mse) dB; INFINITY at mse 0  */
+  double ssim;            /* mean SSIM; NAN for an image under 11 x 11    */
+} ht_blurred_quality;
+
+#define HT_METRICS_SIGMAS 2 /* ht_metrics.blurred: sigma 1.5 and 2      */
+
 typedef struct {
   double mean_tone_error; /* |mean(output) - mean(input)|, 0..255 units   */
   double hvs_error;       /* mean |G*a - G*r|, 7x7 Gaussian sigma 1,
                              0..255 units (Kasagi LES paper, formula 4)   */
+  ht_blurred_quality blurred[HT_METRICS_SIGMAS]; /* at sigma 1.5 and 2   */
 } ht_metrics;
+
+/* The field's measure at any sigma (HT_EYE_SIGMA_MIN .. _MAX), e.g. the
+ * search's eye; the same planes as ht_compute_metrics. */
+HT_API ht_status ht_compute_blurred_quality(const uint8_t *gray, size_t gray_stride, const uint8_t *result,
+                                            size_t result_stride, int64_t width, int64_t height, double sigma,
+                                            ht_blurred_quality *q);
 
 /* `gray` and `result` are 8-bit single-channel planes of the same size. */
 HT_API ht_status ht_compute_metrics(const uint8_t *gray, size_t gray_stride,
