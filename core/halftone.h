@@ -355,6 +355,18 @@ typedef enum {
 
 #define HT_SEARCH_WINDOW_MAX 5 /* LES and PES windows are 1x1 .. 5x5     */
 
+/* What a search method minimises (docs/search.md). */
+typedef enum {
+  HT_OBJECTIVE_FILTERED = 0, /* sum of (V*(b - a))^2: the error the eye
+                               sees of the difference, squared (DBS as
+                               Analoui and Allebach define it; efficient
+                               updates of Lieberman and Allebach;
+                               core/shared/filtered.h)                   */
+  HT_OBJECTIVE_LES,          /* sum of |a - V*b'|: the input against the
+                               eye's view of the halftone (Kouge et al.,
+                               formulas 1-4; core/shared/eye.h)          */
+} ht_search_objective;
+
 /* Parameters of one run. Initialise with ht_params_init() so that fields
  * added later get their defaults. */
 typedef struct {
@@ -397,6 +409,7 @@ typedef struct {
    * ht_params_init sets. */
   int mask_size;          /* the side of the bayer method's matrix, a
                              power of two 2..256, default 8              */
+  ht_search_objective objective; /* DBS's, default HT_OBJECTIVE_FILTERED */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -555,6 +568,7 @@ typedef enum {
                           then the search methods as HT_ALGORITHM_*; the
                           values stay as they are (GIMP scripts pass them);
                           ht_params_set_algorithm applies one             */
+  HT_LIST_OBJECTIVES,  /* ht_search_objective                              */
   HT_LIST_COUNT
 } ht_list;
 
@@ -612,6 +626,7 @@ typedef enum {
   HT_PARAM_MAX_ROUNDS,
   HT_PARAM_SEED,
   HT_PARAM_MASK_SIZE,
+  HT_PARAM_OBJECTIVE,     /* HT_LIST_OBJECTIVES: what DBS minimises        */
   HT_PARAM_BACKEND,       /* the context's (ht_context_set_backend)      */
   HT_PARAM_THREADS,       /* the context's (ht_context_set_threads)      */
   HT_PARAM_COUNT

@@ -211,13 +211,21 @@ def case_metrics(env):
                      r"eye error \(sigma 1, 7x7\): (\d+\.\d{4})\n", text)
     check(m, "fs --metrics --sigma 1: %r" % text)
     fs = float(m.group(1))
-    # DBS starts from Floyd-Steinberg and never makes the error worse
-    text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", img, env.path("dbs.pbm"))
+    # DBS starts from Floyd-Steinberg and never makes its objective worse:
+    # the LES paper's eye error with --objective les, the blurred squared
+    # error (PSNR up) by default
+    text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", "--objective", "les", img, env.path("dbs.pbm"))
     m = re.fullmatch(r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\n" + BLURRED + EYE_BLURRED +
                      r"eye error \(sigma 1, 7x7\): (\d+\.\d{4})\nrounds: (\d+)\n", text)
     check(m, "dbs --metrics: %r" % text)
     check(float(m.group(1)) < fs, "dbs's eye error %s is not below Floyd-Steinberg's %.4f" % (m.group(1), fs))
     check(int(m.group(2)) >= 1, "dbs took %s rounds" % m.group(2))
+    psnr = r"blurred PSNR, SSIM \(sigma 1\.5\): (\d+\.\d{4}) dB"
+    fs_text, _ = env.ok("--quiet", "--metrics", img, env.path("fs.pbm"))
+    text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", "--sigma", "1.5", "--eye-radius", "5", img,
+                     env.path("dbsf.pbm"))
+    check(float(re.search(psnr, text).group(1)) > float(re.search(psnr, fs_text).group(1)),
+          "filtered dbs's PSNR at sigma 1.5 is not above Floyd-Steinberg's: %r, %r" % (text, fs_text))
     text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", "--max-rounds", "1", img, env.path("d1.pbm"))
     check(text.endswith("rounds: 1\n"), "dbs --max-rounds 1: %r" % text)
     text, _ = env.ok("--quiet", "--metrics", "--algorithm", "pes", "--window", "2", "--sigma", "0.75",
