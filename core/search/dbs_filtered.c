@@ -1,8 +1,9 @@
 /* Direct binary search on the filtered objective: Analoui and Allebach,
  * "Model-based halftoning using direct binary search" (1992), in the
  * efficient form of Lieberman and Allebach, "Efficient model based
- * halftoning using direct binary search" (ICIP 1997), Sec. 2: the error
- * e = b - a seen through the eye V, E = sum (V*e)^2, searched through
+ * halftoning using direct binary search" (ICIP 1997; neither paper is
+ * in shared/papers, so no section is named): the error e = b - a seen
+ * through the eye V, E = sum (V*e)^2, searched through
  * the cross-correlation c_ep = c_pp * e of the error with the eye's
  * autocorrelation c_pp, so that a candidate toggle or swap costs O(1) and
  * an accepted one O((4r + 1)^2). The integers are core/shared/filtered.h's.

@@ -2,8 +2,7 @@
  * Analoui and Allebach, "Model-based halftoning using direct binary
  * search", SPIE 1666, 1992; the efficient form of Lieberman and
  * Allebach, "Efficient model based halftoning using direct binary
- * search", ICIP 1997, Sec. 2), in integers that every backend computes
- * alike. docs/arithmetic.md, "The filtered objective", says the same.
+ * search", ICIP 1997), in integers that every backend computes alike. docs/arithmetic.md, "The filtered objective", says the same.
  *
  *  Error      e(p) = b(p) - a(p), the halftone's level value minus the
  *             input, fixed.h units; 0 outside the image (eye.h's border
