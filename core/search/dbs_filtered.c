@@ -19,6 +19,7 @@
  * due the windows whose c_ep it changed, within 2r (ht_sx.reach). */
 #include "search.h"
 #include "../shared/filtered.h"
+#include "pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,30 +30,60 @@ typedef struct {
   ht_cpp cpp;
 } fdbs;
 
-/* c_ep(n) for the whole plane from e = b - a, by its definition: the sum
- * over the pixels m within 2r inside the image (e is 0 outside). */
-static void cross_correlation(fdbs *f, const int32_t *a)
+/* c_ep(n) of row y from e = b - a, by its definition: the sum over the
+ * pixels m within 2r inside the image (e is 0 outside). */
+static void cross_correlation_row(fdbs *f, const int32_t *a, int64_t y)
 {
   const int64_t W = f->s.width, H = f->s.height;
   const int R = f->cpp.radius;
-  for (int64_t y = 0; y < H; y++)
-    for (int64_t x = 0; x < W; x++) {
-      int64_t c = 0;
-      for (int dy = -R; dy <= R; dy++) {
-        const int64_t my = y + dy;
-        if (my < 0 || my >= H)
+  for (int64_t x = 0; x < W; x++) {
+    int64_t c = 0;
+    for (int dy = -R; dy <= R; dy++) {
+      const int64_t my = y + dy;
+      if (my < 0 || my >= H)
+        continue;
+      for (int dx = -R; dx <= R; dx++) {
+        const int64_t mx = x + dx;
+        if (mx < 0 || mx >= W)
           continue;
-        for (int dx = -R; dx <= R; dx++) {
-          const int64_t mx = x + dx;
-          if (mx < 0 || mx >= W)
-            continue;
-          const size_t m = (size_t)(my * W + mx);
-          const int32_t e = (f->s.b[m] ? HT_FX_ONE : 0) - a[m];
-          c += (int64_t)ht_cpp_at(&f->cpp, dx, dy) * e;
-        }
+        const size_t m = (size_t)(my * W + mx);
+        const int32_t e = (f->s.b[m] ? HT_FX_ONE : 0) - a[m];
+        c += (int64_t)ht_cpp_at(&f->cpp, dx, dy) * e;
       }
-      f->cep[y * W + x] = c;
     }
+    f->cep[y * W + x] = c;
+  }
+}
+
+/* The rows go to the job's threads as they ask: each row is a function
+ * of b and a alone, so any split gives the same c_ep. */
+typedef struct {
+  fdbs *f;
+  const int32_t *a;
+  atomic_llong next;
+} cc_work;
+
+static void cross_correlation_rows(void *arg, int k)
+{
+  cc_work *cw = arg;
+  (void)k;
+  for (;;) {
+    const int64_t y = atomic_fetch_add_explicit(&cw->next, 1, memory_order_relaxed);
+    if (y >= cw->f->s.height)
+      return;
+    cross_correlation_row(cw->f, cw->a, y);
+  }
+}
+
+static void cross_correlation(fdbs *f, const int32_t *a)
+{
+  cc_work cw = { f, a, 0 };
+  ht_job *job = f->s.job;
+  int helpers = job->threads - 1 < f->s.height - 1 ? job->threads - 1 : (int)(f->s.height - 1);
+  helpers = job->pool && helpers > 0 ? ht_pool_start(job->pool, helpers, cross_correlation_rows, &cw) : 0;
+  cross_correlation_rows(&cw, 0);
+  if (helpers > 0)
+    ht_pool_wait(job->pool);
 }
 
 /* Pixel (x, y) changes by s 65535: c_ep follows over 2r around it. */
