@@ -21,7 +21,8 @@
  *             objective (each candidate's change summed anew, pixel by
  *             pixel), in both schedules' orders, on 1..8 threads; the
  *             objective never rises from a round to the next, and no
- *             toggle or swap with a neighbour lowers it at the end.
+ *             toggle or swap with a neighbour lowers it at the end;
+ *             backend cuda refuses it, ht_check_or_cpu takes the CPU.
  *
  * The parts above test DBS on the LES paper's objective (search_params
  * sets it; DBS's default is the filtered one).
@@ -992,6 +993,23 @@ static void part_filtered(void)
   }
   free(one);
   free_img(&im);
+  /* the GPU minimises the LES paper's error: backend cuda refuses the
+   * filtered objective with the reason, and ht_check_or_cpu (the op's,
+   * GIMP's) takes the CPU for it */
+  ht_context *ctx = ht_context_new();
+  if (!ctx)
+    exit(99);
+  ht_context_set_backend(ctx, HT_BACKEND_CUDA);
+  ht_params_init(&p);
+  p.method = HT_METHOD_DBS;
+  CHECK(p.objective == HT_OBJECTIVE_FILTERED, "dbs's default objective is %d", (int)p.objective);
+  CHECK(ht_check(ctx, &p) == HT_ERR_UNSUPPORTED && strstr(ht_context_message(ctx), "filtered objective"),
+        "backend cuda and the filtered objective: %s", ht_context_message(ctx));
+  ht_backend used = HT_BACKEND_CUDA;
+  CHECK(ht_check_or_cpu(ctx, &p, &used) == HT_OK && used == HT_BACKEND_CPU &&
+          strstr(ht_context_message(ctx), "filtered objective"),
+        "ht_check_or_cpu: backend %d, %s", (int)used, ht_context_message(ctx));
+  ht_context_free(ctx);
 }
 
 int main(int argc, char **argv)
