@@ -295,6 +295,7 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
     ht_eye_init(&job->eye, &p->eye); /* check_params checked the eye */
     job->window = p->window;
     job->init = p->init;
+    job->objective = p->method == HT_METHOD_DBS ? p->objective : HT_OBJECTIVE_LES;
     job->schedule = p->schedule;
     job->max_rounds = p->max_rounds;
     if (p->schedule == HT_SCHEDULE_RASTER)

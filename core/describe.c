@@ -21,7 +21,8 @@
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 _Static_assert(sizeof(ht_color_mode) == sizeof(int) && sizeof(ht_scan) == sizeof(int) &&
-                 sizeof(ht_search_init) == sizeof(int) && sizeof(ht_search_schedule) == sizeof(int),
+                 sizeof(ht_search_init) == sizeof(int) && sizeof(ht_search_schedule) == sizeof(int) &&
+                 sizeof(ht_search_objective) == sizeof(int),
                "enum fields of ht_params are set as int");
 
 /* How a parameter is kept in ht_params. */
@@ -185,6 +186,12 @@ static const param_row params[HT_PARAM_COUNT] = {
       "search is refused", NULL,
       HT_TYPE_BOOL, 0, 0, 1, 0, 1, 0, NULL, 0, HT_GROUP_ALGORITHM, false, false },
     FIELD(FIELD_INT, run_long) },
+  [HT_PARAM_OBJECTIVE] = {
+    { "objective", NULL, N_("Objective"),
+      "what DBS minimises (docs/search.md); the GPU minimises 'les' only, so 'filtered' runs on the CPU", "NAME",
+      HT_TYPE_CHOICE, HT_LIST_OBJECTIVES, 0, 0, 0, 0, HT_OBJECTIVE_FILTERED, NULL, 0, HT_GROUP_ALGORITHM, false,
+      false },
+    FIELD(FIELD_INT, objective) },
   [HT_PARAM_BACKEND] = {
     { "backend", NULL, N_("Backend"),
       "where it runs; every backend gives the same result, bit for bit", "WHICH",

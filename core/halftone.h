@@ -378,6 +378,18 @@ typedef enum {
 
 #define HT_SEARCH_WINDOW_MAX 5 /* LES and PES windows are 1x1 .. 5x5     */
 
+/* What a search method minimises (docs/search.md). */
+typedef enum {
+  HT_OBJECTIVE_FILTERED = 0, /* sum of (V*(b - a))^2: the error the eye
+                               sees of the difference, squared (DBS as
+                               Analoui and Allebach define it; efficient
+                               updates of Lieberman and Allebach;
+                               core/shared/filtered.h)                   */
+  HT_OBJECTIVE_LES,          /* sum of |a - V*b'|: the input against the
+                               eye's view of the halftone (Kouge et al.,
+                               formulas 1-4; core/shared/eye.h)          */
+} ht_search_objective;
+
 /* Parameters of one run. Initialise with ht_params_init() so that fields
  * added later get their defaults. */
 typedef struct {
@@ -435,6 +447,7 @@ typedef struct {
   int run_long;           /* 0 or 1, default 0: run a search whose
                              estimate (ht_estimate_seconds) is over
                              HT_ESTIMATE_LIMIT_S instead of refusing it  */
+  ht_search_objective objective; /* DBS's, default HT_OBJECTIVE_FILTERED */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -630,6 +643,7 @@ typedef enum {
                           values stay as they are (GIMP scripts pass them);
                           ht_params_set_algorithm applies one             */
   HT_LIST_DOTS,        /* ht_dot: the screen's dot shapes                 */
+  HT_LIST_OBJECTIVES,  /* ht_search_objective                              */
   HT_LIST_COUNT
 } ht_list;
 
@@ -696,6 +710,7 @@ typedef enum {
   HT_PARAM_ANGLES,
   HT_PARAM_DOT,
   HT_PARAM_RUN_LONG,
+  HT_PARAM_OBJECTIVE,     /* HT_LIST_OBJECTIVES: what DBS minimises        */
   HT_PARAM_BACKEND,       /* the context's (ht_context_set_backend)      */
   HT_PARAM_THREADS,       /* the context's (ht_context_set_threads)      */
   HT_PARAM_COUNT
@@ -852,11 +867,33 @@ HT_API ht_status ht_check_or_cpu(ht_context *ctx, const ht_params *params, ht_ba
 
 /* ---------------------------------------------------------------- metrics */
 
+/* The field's measure of a halftone (core/metrics.c): the original and
+ * the halftone both blurred by a Gaussian of `sigma` pixels (radius
+ * ceil(3 sigma), borders clamped), compared by PSNR and by SSIM (Wang et
+ * al. 2004: C1 = (0.01 * 255)^2, C2 = (0.03 * 255)^2, an 11 x 11
+ * Gaussian window of sigma 1.5, averaged over the positions where the
+ * window fits). 0..255 units. */
+typedef struct {
+  double sigma;           /* the blur, in pixels                          */
+  double mse;             /* mean squared difference of the blurred images */
+  double psnr;            /* 10 log10(255^2 / mse) dB; INFINITY at mse 0  */
+  double ssim;            /* mean SSIM; NAN for an image under 11 x 11    */
+} ht_blurred_quality;
+
+#define HT_METRICS_SIGMAS 2 /* ht_metrics.blurred: sigma 1.5 and 2      */
+
 typedef struct {
   double mean_tone_error; /* |mean(output) - mean(input)|, 0..255 units   */
   double hvs_error;       /* mean |G*a - G*r|, 7x7 Gaussian sigma 1,
                              0..255 units (Kasagi LES paper, formula 4)   */
+  ht_blurred_quality blurred[HT_METRICS_SIGMAS]; /* at sigma 1.5 and 2   */
 } ht_metrics;
+
+/* The field's measure at any sigma (HT_EYE_SIGMA_MIN .. _MAX), e.g. the
+ * search's eye; the same planes as ht_compute_metrics. */
+HT_API ht_status ht_compute_blurred_quality(const uint8_t *gray, size_t gray_stride, const uint8_t *result,
+                                            size_t result_stride, int64_t width, int64_t height, double sigma,
+                                            ht_blurred_quality *q);
 
 /* `gray` and `result` are 8-bit single-channel planes of the same size. */
 HT_API ht_status ht_compute_metrics(const uint8_t *gray, size_t gray_stride,

@@ -33,6 +33,11 @@ bool ht_impl_takes(const ht_impl *impl, const ht_job *job, char *why)
                     "parallel schedule (use backend cpu or auto)", impl->name);
     return false;
   }
+  if (job->objective == HT_OBJECTIVE_FILTERED && impl->backend == HT_BACKEND_CUDA && job->method == HT_METHOD_DBS) {
+    ht_set_msg(why, "DBS's filtered objective runs on the CPU for now; variant %s minimises the LES paper's error "
+                    "(use backend cpu or auto, or objective les)", impl->name);
+    return false;
+  }
   if ((job->carry_in || job->carry_out || job->y0) && !(impl->caps & HT_CAP_CARRY)) {
     ht_set_msg(why, "variant %s cannot run a band with carried rows", impl->name);
     return false;

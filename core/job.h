@@ -65,6 +65,7 @@ struct ht_job {
   ht_search_init init;
   ht_search_schedule schedule;
   int max_rounds;
+  ht_search_objective objective; /* DBS's (the others: the LES paper's) */
   /* What the search did: the most rounds any plane of the run took (an
    * implementation adds its plane's count with ht_job_note_rounds). */
   int64_t rounds;

@@ -110,6 +110,13 @@ static const ht_choice dots[] = {
     "round in the highlights, a checkerboard at 50 %, round holes in the shadows (PostScript's default)" },
 };
 
+static const ht_choice objectives[] = {
+  { HT_OBJECTIVE_FILTERED, "filtered", N_("Filtered error (DBS)"),
+    "the squared difference of input and halftone as the eye sees both (the DBS literature's, and its measure)" },
+  { HT_OBJECTIVE_LES, "les", N_("Input against the seen halftone (LES paper)"),
+    "the input against the eye's view of the halftone, |a - V*b|, as LES and PES minimise it" },
+};
+
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* auto, then every implementation in the order of the tables */
@@ -146,6 +153,7 @@ const ht_choice *ht_choices(ht_list list, int *count)
     break;
   case HT_LIST_INITS: c = inits; n = COUNT(inits); break;
   case HT_LIST_SCHEDULES: c = schedules; n = COUNT(schedules); break;
+  case HT_LIST_OBJECTIVES: c = objectives; n = COUNT(objectives); break;
   case HT_LIST_ALGORITHMS:
     c = ht_algorithm_choices(&n);
     break;

@@ -29,14 +29,13 @@ static ht_sxv *vectors(ht_job *job, size_t n, void **mem)
 /* Kouge et al., Sec. III, Step 1: white with probability a / 65536 from
  * the counter-based generator, so that every backend and thread draws
  * the same image. */
-static void random_dither(ht_sx *s, const int32_t *a)
+void ht_search_random_start(const ht_job *job, const int32_t *a, uint8_t *b, int64_t w, int64_t h)
 {
-  const ht_job *job = s->job;
-  for (int64_t y = 0; y < s->height; y++)
-    for (int64_t x = 0; x < s->width; x++) {
-      const size_t p = (size_t)(y * s->width + x);
+  for (int64_t y = 0; y < h; y++)
+    for (int64_t x = 0; x < w; x++) {
+      const size_t p = (size_t)(y * w + x);
       const uint32_t r = ht_rng(job->seed, (uint32_t)job->plane, (uint32_t)x, (uint32_t)(job->y0 + y));
-      s->b[p] = (uint8_t)(ht_rng_fx(r) < a[p]);
+      b[p] = (uint8_t)(ht_rng_fx(r) < a[p]);
     }
 }
 
@@ -158,6 +157,7 @@ ht_status ht_sx_init(ht_sx *s, ht_job *job, const ht_rows *rows, int wh, int ww,
   s->ph = ph;
   s->pw = pw;
   s->q = ht_sx_block_side(s->r, side);
+  s->reach = 2 * s->r;
   s->rh = wh + 2 * s->r;
   s->rw = ww + 2 * s->r;
   s->nv = (s->rw + HT_SX_LANES - 1) / HT_SX_LANES;
@@ -177,7 +177,7 @@ ht_status ht_sx_init(ht_sx *s, ht_job *job, const ht_rows *rows, int wh, int ww,
   for (int64_t y = 0; y < s->height; y++)
     rows->load(rows, y, 0, s->width, a + (size_t)y * (size_t)s->width);
   if (job->init == HT_INIT_RANDOM)
-    random_dither(s, a);
+    ht_search_random_start(job, a, s->b, s->width, s->height);
   else if ((st = ht_search_fs_start(s->job, rows, s->b)) != HT_OK)
     goto out;
   error_field(s, a, acc);
@@ -285,7 +285,7 @@ void ht_sx_begin(const ht_sx *s, ht_sx_scratch *w, int64_t i, int64_t j)
 void ht_sx_mark(const ht_sx *s, int64_t y0, int64_t y1, int64_t x0, int64_t x1)
 {
   /* position i's window has rows i + off .. i + off + wh - 1 */
-  const int64_t d = 2 * s->r;
+  const int64_t d = s->reach;
   int64_t i0 = y0 - d - s->wh + 1 - s->off, i1 = y1 + d - s->off;
   int64_t j0 = x0 - d - s->ww + 1 - s->off, j1 = x1 + d - s->off;
   i0 = i0 < 0 ? 0 : i0;

@@ -100,4 +100,7 @@ static ht_status run(ht_job *job, const ht_rows *rows, int method, const char *n
 
 ht_status ht_les_run(ht_job *job, const ht_rows *rows) { return run(job, rows, 0, "les"); }
 ht_status ht_pes_run(ht_job *job, const ht_rows *rows) { return run(job, rows, 1, "pes"); }
-ht_status ht_dbs_run(ht_job *job, const ht_rows *rows) { return run(job, rows, 2, "dbs"); }
+ht_status ht_dbs_run(ht_job *job, const ht_rows *rows)
+{
+  return job->objective == HT_OBJECTIVE_FILTERED ? ht_dbs_filtered_run(job, rows) : run(job, rows, 2, "dbs");
+}

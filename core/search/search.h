@@ -29,6 +29,8 @@
 ht_status ht_les_run(ht_job *job, const ht_rows *rows); /* run.c */
 ht_status ht_pes_run(ht_job *job, const ht_rows *rows);
 ht_status ht_dbs_run(ht_job *job, const ht_rows *rows);
+/* DBS on the filtered objective (dbs_filtered.c; ht_dbs_run calls it). */
+ht_status ht_dbs_filtered_run(ht_job *job, const ht_rows *rows);
 /* The GPU table's (impl_cuda.c): a plane on the GPU (cuda/search/) in
  * the open module (gpu.c), as the module's method `module_method`
  * (HT_CUDA_SEARCH_*, the row's, impl.h). */
@@ -42,6 +44,9 @@ ht_status ht_search_gpu_run(ht_cuda *cuda, ht_job *job, const ht_rows *rows, int
  * threads (field.c). */
 ht_status ht_search_check_job(ht_job *job, const char *name);
 ht_status ht_search_fs_start(ht_job *job, const ht_rows *rows, uint8_t *b);
+/* The random initial image of a w x h plane of input values a into b
+ * (field.c). */
+void ht_search_random_start(const ht_job *job, const int32_t *a, uint8_t *b, int64_t w, int64_t h);
 
 /* The block side q of the parallel schedule for windows of `side`
  * pixels (m for LES and PES, 3 for DBS) under an eye of radius r: the
@@ -86,6 +91,11 @@ struct ht_sx {
   int off;             /* 0 for LES and PES, -1 for DBS (the 3 x 3 around
                           the pixel)                                    */
   int q;               /* the parallel schedule's block side            */
+  int reach;           /* a changed pixel makes the windows within this
+                          distance due (ht_sx_mark): 2r for the LES
+                          paper's error, whose window reads e over r
+                          around it; for the filtered objective
+                          (dbs_filtered.c), the reach of c_pp, as r is  */
   /* A window's region: its pixels and the r around them, rh rows of nv
    * vectors. A flip table has 2r + 3 rows of nv vectors: the 2r + 1
    * rows of the eye and a zero row above and below. */

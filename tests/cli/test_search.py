@@ -87,7 +87,10 @@ def search_args(alg, window=4, sigma="1", radius=3, init="floyd-steinberg", seed
     return a
 
 
-METRIC_LINES = r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\n(eye error \(sigma [0-9.]+, \d+x\d+\): " \
+BLURRED = r"blurred PSNR, SSIM \(sigma 1\.5\): (?:\d+\.\d{4}|inf) dB, (?:-?\d\.\d{4}|nan)\n" \
+          r"blurred PSNR, SSIM \(sigma 2\): (?:\d+\.\d{4}|inf) dB, (?:-?\d\.\d{4}|nan)\n"
+EYE_BLURRED = r"(?:blurred PSNR, SSIM \(sigma [0-9.]+, the eye's\): (?:\d+\.\d{4}|inf) dB, (?:-?\d\.\d{4}|nan)\n)?"
+METRIC_LINES = r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\n" + BLURRED + EYE_BLURRED + r"(eye error \(sigma [0-9.]+, \d+x\d+\): " \
                r"\d+\.\d{4}\nrounds: \d+\n)"
 
 
@@ -202,19 +205,27 @@ def case_metrics(env):
     asked for, so that its output stays as documented."""
     img = env.crop("in.pgm", 60, 50, 40, 32)
     text, _ = env.ok("--quiet", "--metrics", img, env.path("fs.pbm"))
-    check(re.fullmatch(r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\n", text), "fs --metrics: %r" % text)
+    check(re.fullmatch(r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\n" + BLURRED, text), "fs --metrics: %r" % text)
     text, _ = env.ok("--quiet", "--metrics", "--sigma", "1", img, env.path("fs.pbm"))
-    m = re.fullmatch(r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\neye error \(sigma 1, 7x7\): (\d+\.\d{4})\n",
-                     text)
+    m = re.fullmatch(r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\n" + BLURRED +
+                     r"eye error \(sigma 1, 7x7\): (\d+\.\d{4})\n", text)
     check(m, "fs --metrics --sigma 1: %r" % text)
     fs = float(m.group(1))
-    # DBS starts from Floyd-Steinberg and never makes the error worse
-    text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", img, env.path("dbs.pbm"))
-    m = re.fullmatch(r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\neye error \(sigma 1, 7x7\): "
-                     r"(\d+\.\d{4})\nrounds: (\d+)\n", text)
+    # DBS starts from Floyd-Steinberg and never makes its objective worse:
+    # the LES paper's eye error with --objective les, the blurred squared
+    # error (PSNR up) by default
+    text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", "--objective", "les", img, env.path("dbs.pbm"))
+    m = re.fullmatch(r"mean tone error: \d+\.\d{4}\nHVS error: \d+\.\d{4}\n" + BLURRED + EYE_BLURRED +
+                     r"eye error \(sigma 1, 7x7\): (\d+\.\d{4})\nrounds: (\d+)\n", text)
     check(m, "dbs --metrics: %r" % text)
     check(float(m.group(1)) < fs, "dbs's eye error %s is not below Floyd-Steinberg's %.4f" % (m.group(1), fs))
     check(int(m.group(2)) >= 1, "dbs took %s rounds" % m.group(2))
+    psnr = r"blurred PSNR, SSIM \(sigma 1\.5\): (\d+\.\d{4}) dB"
+    fs_text, _ = env.ok("--quiet", "--metrics", img, env.path("fs.pbm"))
+    text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", "--sigma", "1.5", "--eye-radius", "5", img,
+                     env.path("dbsf.pbm"))
+    check(float(re.search(psnr, text).group(1)) > float(re.search(psnr, fs_text).group(1)),
+          "filtered dbs's PSNR at sigma 1.5 is not above Floyd-Steinberg's: %r, %r" % (text, fs_text))
     text, _ = env.ok("--quiet", "--metrics", "--algorithm", "dbs", "--max-rounds", "1", img, env.path("d1.pbm"))
     check(text.endswith("rounds: 1\n"), "dbs --max-rounds 1: %r" % text)
     text, _ = env.ok("--quiet", "--metrics", "--algorithm", "pes", "--window", "2", "--sigma", "0.75",

@@ -15,7 +15,17 @@
  *  api        errors and messages, the lists, ht_params_set_algorithm;
  *  cancel     a cancel gives HT_ERR_CANCELLED, progress only rises;
  *  revolving  the revolving-door lists;
- *  metric     ht_compute_eye_error against this file's own sum.
+ *  metric     ht_compute_eye_error against this file's own sum;
+ *  filtered   DBS on the filtered objective (dbs_filtered.c) against
+ *             this file's own DBS, written from the definition of the
+ *             objective (each candidate's change summed anew, pixel by
+ *             pixel), in both schedules' orders, on 1..8 threads; the
+ *             objective never rises from a round to the next, and no
+ *             toggle or swap with a neighbour lowers it at the end;
+ *             backend cuda refuses it, ht_check_or_cpu takes the CPU.
+ *
+ * The parts above test DBS on the LES paper's objective (search_params
+ * sets it; DBS's default is the filtered one).
  */
 #include "ht-test.h"
 #include "shared/eye.h"
@@ -127,6 +137,7 @@ static ht_params search_params(ht_method method, int window, int radius, ht_sear
   p.eye.radius = radius;
   p.init = init;
   p.seed = seed;
+  p.objective = HT_OBJECTIVE_LES;
   return p;
 }
 
@@ -881,6 +892,205 @@ static void part_metric(void)
     }
 }
 
+/* ------------------------------------------------------------ filtered */
+
+/* The filtered objective from its definition (docs/search.md): e = 65535
+ * b - a inside the image and 0 outside, E = the sum over the whole plane
+ * of (V*e)^2 with the eye's Q15 weights, exactly (128-bit). */
+typedef __int128 i128;
+
+static int64_t seen_at(const eyew *E, const int32_t *a, const uint8_t *b, int64_t W, int64_t H, int64_t x, int64_t y)
+{
+  int64_t v = 0;
+  for (int dy = -E->r; dy <= E->r; dy++)
+    for (int dx = -E->r; dx <= E->r; dx++) {
+      const int64_t qx = x - dx, qy = y - dy;
+      if (qx >= 0 && qx < W && qy >= 0 && qy < H)
+        v += (int64_t)E->w[dy + E->r][dx + E->r] * ((b[qy * W + qx] ? 65535 : 0) - a[qy * W + qx]);
+    }
+  return v;
+}
+
+/* The part of E at the pixels within r of rows y0..y1, columns x0..x1
+ * (inside the image or not): all that a change there can move. */
+static i128 fobj_rect(const eyew *E, const int32_t *a, const uint8_t *b, int64_t W, int64_t H, int64_t y0, int64_t y1,
+                      int64_t x0, int64_t x1)
+{
+  i128 t = 0;
+  for (int64_t y = y0 - E->r; y <= y1 + E->r; y++)
+    for (int64_t x = x0 - E->r; x <= x1 + E->r; x++) {
+      const i128 v = seen_at(E, a, b, W, H, x, y);
+      t += v * v;
+    }
+  return t;
+}
+
+static i128 fobj(const eyew *E, const int32_t *a, const uint8_t *b, int64_t W, int64_t H)
+{
+  return fobj_rect(E, a, b, W, H, 0, H - 1, 0, W - 1);
+}
+
+/* The best candidate at (x, y) by the rule of docs/search.md: -1 none,
+ * 4 the toggle, else the neighbour k (raster order in the 3 x 3) to swap
+ * with; each candidate's change of E summed anew. */
+static int fbest(const eyew *E, const int32_t *a, uint8_t *b, int64_t W, int64_t H, int64_t x, int64_t y)
+{
+  const i128 before = fobj_rect(E, a, b, W, H, y - 1, y + 1, x - 1, x + 1);
+  i128 best = 0;
+  int kept = -1;
+  for (int c = -1; c < 9; c++) { /* -1: the toggle */
+    const int64_t ny = y + (c < 0 ? 0 : c / 3 - 1), nx = x + (c < 0 ? 0 : c % 3 - 1);
+    if (c == 4 || ny < 0 || ny >= H || nx < 0 || nx >= W || (c >= 0 && b[ny * W + nx] == b[y * W + x]))
+      continue;
+    b[y * W + x] ^= 1;
+    if (c >= 0)
+      b[ny * W + nx] ^= 1;
+    const i128 d = fobj_rect(E, a, b, W, H, y - 1, y + 1, x - 1, x + 1) - before;
+    b[y * W + x] ^= 1;
+    if (c >= 0)
+      b[ny * W + nx] ^= 1;
+    if (d < best) {
+      best = d;
+      kept = c < 0 ? 4 : c;
+    }
+  }
+  return kept;
+}
+
+static bool fvisit(const eyew *E, const int32_t *a, uint8_t *b, int64_t W, int64_t H, int64_t x, int64_t y)
+{
+  const int k = fbest(E, a, b, W, H, x, y);
+  if (k < 0)
+    return false;
+  b[y * W + x] ^= 1;
+  if (k != 4)
+    b[(y + k / 3 - 1) * W + x + k % 3 - 1] ^= 1;
+  return true;
+}
+
+/* This file's DBS: rounds until one changes nothing, the positions in
+ * raster order or in the parallel schedule's order (blocks of q = 4r + 2,
+ * docs/search.md: the groups one after the other, a group's blocks one
+ * after the other, a block's positions in raster order). */
+static void fdbs_reference(const eyew *E, const img *m, const ht_params *p, uint8_t *b)
+{
+  const int64_t W = m->w, H = m->h, q = 4 * E->r + 2;
+  initial(m, p, 0, b);
+  for (bool changed = true; changed;) {
+    changed = false;
+    if (p->schedule == HT_SCHEDULE_RASTER) {
+      for (int64_t y = 0; y < H; y++)
+        for (int64_t x = 0; x < W; x++)
+          changed |= fvisit(E, m->a, b, W, H, x, y);
+      continue;
+    }
+    for (int g = 0; g < 4; g++)
+      for (int64_t by = g >> 1; by * q < H; by += 2)
+        for (int64_t bx = g & 1; bx * q < W; bx += 2)
+          for (int64_t y = by * q; y < H && y < (by + 1) * q; y++)
+            for (int64_t x = bx * q; x < W && x < (bx + 1) * q; x++)
+              changed |= fvisit(E, m->a, b, W, H, x, y);
+  }
+}
+
+static void part_filtered(void)
+{
+  static const struct {
+    int64_t w, h;
+    int r;
+    double sigma;
+    ht_search_init init;
+  } cases[] = {
+    { 1, 1, 1, 1.0, HT_INIT_FLOYD_STEINBERG }, { 9, 1, 2, 1.5, HT_INIT_RANDOM },
+    { 21, 17, 1, 0.8, HT_INIT_RANDOM },        { 23, 19, 2, 1.5, HT_INIT_FLOYD_STEINBERG },
+    { 26, 14, 2, 1.0, HT_INIT_RANDOM },        { 24, 22, 3, 1.5, HT_INIT_FLOYD_STEINBERG },
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    img im = make_img(cases[c].w, cases[c].h, 700 + c);
+    const size_t n = (size_t)(im.w * im.h);
+    ht_params p = search_params(HT_METHOD_DBS, 4, cases[c].r, cases[c].init, c + 3);
+    p.objective = HT_OBJECTIVE_FILTERED;
+    p.eye.sigma = cases[c].sigma;
+    const eyew E = eye_weights(p.eye.sigma, p.eye.radius);
+    char what[96];
+    snprintf(what, sizeof what, "filtered dbs %lldx%lld r %d sigma %g init %d", (long long)im.w, (long long)im.h,
+             cases[c].r, cases[c].sigma, (int)cases[c].init);
+    uint8_t *ref = xmalloc(n);
+    for (int sch = 0; sch < 2; sch++) {
+      p.schedule = sch ? HT_SCHEDULE_RASTER : HT_SCHEDULE_PARALLEL;
+      fdbs_reference(&E, &im, &p, ref);
+      static const int threads[] = { 1, 2, 3, 8 };
+      for (int t = 0; t < (sch ? 1 : 4); t++) {
+        CHECK(run(&im, &p, threads[t]) == HT_OK, "%s", what);
+        CHECK(memcmp(im.out, ref, n) == 0, "%s, %s schedule, %d threads: not the bits of the test's own DBS", what,
+              sch ? "raster" : "parallel", threads[t]);
+      }
+    }
+    /* rounds never raise E; the end is a local optimum */
+    p.schedule = HT_SCHEDULE_PARALLEL;
+    CHECK(run(&im, &p, 2) == HT_OK, "%s", what);
+    memcpy(ref, im.out, n);
+    uint8_t *b = xmalloc(n);
+    initial(&im, &p, 0, b);
+    i128 last = fobj(&E, im.a, b, im.w, im.h);
+    for (int r = 1; r <= 60; r++) {
+      ht_params q = p;
+      q.max_rounds = r;
+      CHECK(run(&im, &q, 1 + r % 3) == HT_OK, "%s, %d rounds", what, r);
+      const i128 e = fobj(&E, im.a, im.out, im.w, im.h);
+      CHECK(e <= last, "%s: round %d raises the objective", what, r);
+      last = e;
+      if (memcmp(im.out, ref, n) == 0)
+        break;
+      CHECK(r < 60, "%s: 60 rounds do not reach the end", what);
+    }
+    memcpy(b, im.out, n);
+    for (int64_t y = 0; y < im.h; y++)
+      for (int64_t x = 0; x < im.w; x++)
+        CHECK(fbest(&E, im.a, b, im.w, im.h, x, y) < 0, "%s: at (%lld, %lld) a toggle or swap lowers the objective",
+              what, (long long)x, (long long)y);
+    /* the search lowered the objective below its start's */
+    initial(&im, &p, 0, b);
+    CHECK(n < 100 || fobj(&E, im.a, b, im.w, im.h) > last, "%s: no lower than the start", what);
+    free(b);
+    free(ref);
+    free_img(&im);
+  }
+  /* a wide eye (q = 22, 4r + 1 = 21 pixels of c_pp) on several blocks:
+   * 1..8 threads and the raster schedule's one, against each other */
+  img im = make_img(90, 70, 777);
+  const size_t n = (size_t)(im.w * im.h);
+  ht_params p = search_params(HT_METHOD_DBS, 4, 5, HT_INIT_FLOYD_STEINBERG, 0);
+  p.objective = HT_OBJECTIVE_FILTERED;
+  p.eye.sigma = 2.0;
+  uint8_t *one = xmalloc(n);
+  CHECK(run(&im, &p, 1) == HT_OK, "wide eye");
+  memcpy(one, im.out, n);
+  for (int t = 2; t <= 8; t *= 2) {
+    CHECK(run(&im, &p, t) == HT_OK, "wide eye");
+    CHECK(memcmp(im.out, one, n) == 0, "wide eye: %d threads differ from one", t);
+  }
+  free(one);
+  free_img(&im);
+  /* the GPU minimises the LES paper's error: backend cuda refuses the
+   * filtered objective with the reason, and ht_check_or_cpu (the op's,
+   * GIMP's) takes the CPU for it */
+  ht_context *ctx = ht_context_new();
+  if (!ctx)
+    exit(99);
+  ht_context_set_backend(ctx, HT_BACKEND_CUDA);
+  ht_params_init(&p);
+  p.method = HT_METHOD_DBS;
+  CHECK(p.objective == HT_OBJECTIVE_FILTERED, "dbs's default objective is %d", (int)p.objective);
+  CHECK(ht_check(ctx, &p) == HT_ERR_UNSUPPORTED && strstr(ht_context_message(ctx), "filtered objective"),
+        "backend cuda and the filtered objective: %s", ht_context_message(ctx));
+  ht_backend used = HT_BACKEND_CUDA;
+  CHECK(ht_check_or_cpu(ctx, &p, &used) == HT_OK && used == HT_BACKEND_CPU &&
+          strstr(ht_context_message(ctx), "filtered objective"),
+        "ht_check_or_cpu: backend %d, %s", (int)used, ht_context_message(ctx));
+  ht_context_free(ctx);
+}
+
 int main(int argc, char **argv)
 {
   signal(SIGALRM, SIG_DFL);
@@ -908,8 +1118,10 @@ int main(int argc, char **argv)
     part_revolving();
   else if (strcmp(part, "metric") == 0)
     part_metric();
+  else if (strcmp(part, "filtered") == 0)
+    part_filtered();
   else {
-    fprintf(stderr, "usage: test-search optimal|monotone|threads|golden [print]|seed|api|estimate|cancel|revolving|metric\n");
+    fprintf(stderr, "usage: test-search optimal|monotone|threads|golden [print]|seed|api|estimate|cancel|revolving|metric|filtered\n");
     return 99;
   }
   return test_finish(part);

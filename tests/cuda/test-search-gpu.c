@@ -121,6 +121,7 @@ static ht_params params(ht_method method, int m, double sigma, int radius, ht_se
   ht_params p;
   ht_params_init(&p);
   p.method = method;
+  p.objective = HT_OBJECTIVE_LES; /* the GPU's (the filtered one runs on the CPU) */
   p.window = m;
   p.eye.sigma = sigma;
   p.eye.radius = radius;
@@ -297,6 +298,7 @@ int main(int argc, char **argv)
     ht_params p;
     ht_params_init(&p);
     p.method = HT_METHOD_DBS;
+    p.objective = HT_OBJECTIVE_LES;
     const ht_status s = ht_run(ctx, &i, &o, &p);
     if (s == HT_ERR_NO_GPU) {
       printf("test-search-gpu: no usable GPU (%s): skipped\n", ht_context_message(ctx));

@@ -130,6 +130,7 @@ int main(int argc, char **argv)
   ht_params p;
   ht_params_init(&p);
   p.method = !strcmp(method, "les") ? HT_METHOD_LES : !strcmp(method, "pes") ? HT_METHOD_PES : HT_METHOD_DBS;
+  p.objective = HT_OBJECTIVE_LES; /* the GPU's (the filtered one runs on the CPU) */
   p.window = m;
   p.init = init;
   p.max_rounds = max_rounds;

@@ -92,6 +92,8 @@ def main():
                             args += ["--algorithm", method]
                             if method != "dbs":
                                 args += ["--window", str(a.window)]
+                            else:  # the paper's Table II compares DBS on its own error
+                                args += ["--objective", "les"]
                             if init != "floyd-steinberg":
                                 args += ["--init", init]
                             if sched != "parallel":

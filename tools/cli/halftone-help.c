@@ -43,7 +43,10 @@ static const char help_output_tail[] =
 static const char help_tail[] =
   "  --metrics           print the mean tone error and the HVS error (mean\n"
   "                      |G*input - G*output|, 7x7 Gaussian, sigma 1), both in\n"
-  "                      0..255 units, to stdout; for les, pes and dbs (and for\n"
+  "                      0..255 units, to stdout; the PSNR and SSIM of input\n"
+  "                      and output both blurred by a Gaussian of sigma 1.5\n"
+  "                      and 2 (the field's measure; for les, pes and dbs at\n"
+  "                      the eye's sigma too); for les, pes and dbs (and for\n"
   "                      error diffusion given --sigma or --eye-radius) also the\n"
   "                      eye error, mean |input - V*output| with the run's eye\n"
   "                      model V (what the search minimises; the input stands\n"

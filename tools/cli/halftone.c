@@ -549,6 +549,12 @@ int main(int argc, char **argv)
     const bool eye = (ht_method_describe(params.method)->caps & HT_MCAP_SEARCH) ||
                      (o.given & (GIVEN(HT_PARAM_SIGMA) | GIVEN(HT_PARAM_EYE_RADIUS)));
     double tone = 0, hvs = 0, eye_error = 0;
+    /* the field's measure at sigma 1.5 and 2, and at the search's eye
+     * where that is another (the last column) */
+    const bool eye_col = (ht_method_describe(params.method)->caps & HT_MCAP_SEARCH) && params.eye.sigma != 1.5 &&
+                         params.eye.sigma != 2.0;
+    double bmse[HT_METRICS_SIGMAS + 1] = { 0 }, bssim[HT_METRICS_SIGMAS + 1] = { 0 },
+           bsigma[HT_METRICS_SIGMAS + 1] = { 0 };
     for (int p = 0; p < planes; p++) {
       uint8_t *owned = NULL, *res = result_plane(&out_img, p);
       size_t gs = 0;
@@ -559,6 +565,17 @@ int main(int argc, char **argv)
       double e = 0;
       if (ms == HT_OK && eye)
         ms = ht_compute_eye_error(g, gs, res, (size_t)im.width, im.width, im.height, &params.eye, &e);
+      ht_blurred_quality bq[HT_METRICS_SIGMAS + 1];
+      for (int i = 0; i < HT_METRICS_SIGMAS && ms == HT_OK; i++)
+        bq[i] = m.blurred[i];
+      if (ms == HT_OK && eye_col)
+        ms = ht_compute_blurred_quality(g, gs, res, (size_t)im.width, im.width, im.height, params.eye.sigma,
+                                        &bq[HT_METRICS_SIGMAS]);
+      for (int i = 0; i < HT_METRICS_SIGMAS + (eye_col ? 1 : 0) && ms == HT_OK; i++) {
+        bmse[i] += bq[i].mse;
+        bssim[i] += bq[i].ssim;
+        bsigma[i] = bq[i].sigma;
+      }
       eye_error += e;
       free(owned);
       free(res);
@@ -570,6 +587,12 @@ int main(int argc, char **argv)
       hvs += m.hvs_error;
     }
     printf("mean tone error: %.4f\nHVS error: %.4f\n", tone / planes, hvs / planes);
+    for (int i = 0; i < HT_METRICS_SIGMAS + (eye_col ? 1 : 0); i++) {
+      /* the planes' mean squared error, and its PSNR */
+      const double mse = bmse[i] / planes;
+      printf("blurred PSNR, SSIM (sigma %g%s): %.4f dB, %.4f\n", bsigma[i], i == HT_METRICS_SIGMAS ? ", the eye's" : "",
+             mse > 0 ? 10.0 * log10(255.0 * 255.0 / mse) : INFINITY, bssim[i] / planes);
+    }
     if (icc_fate[0])
       printf("input ICC profile: %s (%s, %zu bytes), %s\n", icc_desc[0] ? icc_desc : "no description", icc_space,
              im.icc_len, icc_fate);
