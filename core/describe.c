@@ -20,7 +20,7 @@
 #define N_(text) text
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-_Static_assert(sizeof(ht_color_mode) == sizeof(int) && sizeof(ht_scan) == sizeof(int) &&
+_Static_assert(sizeof(ht_color_mode) == sizeof(int) && sizeof(ht_scan) == sizeof(int) && sizeof(ht_space) == sizeof(int) &&
                  sizeof(ht_search_init) == sizeof(int) && sizeof(ht_search_schedule) == sizeof(int),
                "enum fields of ht_params are set as int");
 
@@ -144,6 +144,18 @@ static const param_row params[HT_PARAM_COUNT] = {
       "the side of the Bayer matrix, a power of two: 2 gives 5 tones per level step, 16 gives 257", "N",
       HT_TYPE_INT, 0, 2, 256, 2, 64, 8, NULL, 0, HT_GROUP_ALGORITHM, false, false },
     FIELD(FIELD_INT, mask_size) },
+  [HT_PARAM_STRENGTH] = {
+    { "strength", NULL, N_("Error strength"),
+      "the share of each pixel's error passed on to its neighbours: 1 is full error diffusion, less gives less "
+      "noise and flatter tones, 0 plain thresholding", "F",
+      HT_TYPE_NUMBER, 0, 0, 1, 0, 1, 1, NULL, 3, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_DOUBLE, strength) },
+  [HT_PARAM_SPACE] = {
+    { "space", NULL, N_("Space"),
+      "halftone the values as stored in image files, or linear light (sRGB decoded), which keeps the tone the eye "
+      "sees", "NAME",
+      HT_TYPE_CHOICE, HT_LIST_SPACES, 0, 0, 0, 0, HT_SPACE_STORED, NULL, 0, HT_GROUP_OUTPUT, false, false },
+    FIELD(FIELD_INT, space) },
   [HT_PARAM_BACKEND] = {
     { "backend", NULL, N_("Backend"),
       "where it runs; every backend gives the same result, bit for bit", "WHICH",
@@ -210,7 +222,9 @@ static const method_row *row_for(int algorithm, ht_color_mode color)
 
 static bool always_used(ht_param_id id)
 {
-  return id == HT_PARAM_ALGORITHM || id == HT_PARAM_COLOR || id == HT_PARAM_BACKEND || id == HT_PARAM_THREADS;
+  /* space is every method's: the rows' loaders and storers apply it */
+  return id == HT_PARAM_ALGORITHM || id == HT_PARAM_COLOR || id == HT_PARAM_SPACE || id == HT_PARAM_BACKEND ||
+         id == HT_PARAM_THREADS;
 }
 
 bool ht_param_used(ht_param_id id, int algorithm, ht_color_mode color)

@@ -97,6 +97,13 @@ static const ht_choice schedules[] = {
     "windows slid in raster order over the whole image, the paper's sequential reference" },
 };
 
+static const ht_choice spaces[] = {
+  { HT_SPACE_STORED, "stored", N_("Stored (gamma-encoded values)"),
+    "the values as image files store them, levels evenly spaced in those values" },
+  { HT_SPACE_LINEAR, "linear", N_("Linear light"),
+    "the values decoded to light (sRGB), levels evenly spaced in light: the tone the eye averages is kept" },
+};
+
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* auto, then every implementation in the order of the tables */
@@ -136,6 +143,7 @@ const ht_choice *ht_choices(ht_list list, int *count)
   case HT_LIST_ALGORITHMS:
     c = ht_algorithm_choices(&n);
     break;
+  case HT_LIST_SPACES: c = spaces; n = COUNT(spaces); break;
   case HT_LIST_COUNT: break;
   }
   if (count)

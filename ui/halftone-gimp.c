@@ -445,19 +445,6 @@ on_param_text (GtkEntry *entry, ParamWidgets *pw)
 }
 
 static void
-on_int_combo_changed (GtkWidget *combo, gint *value)
-{
-  gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), value);
-}
-
-static void
-on_invalidate (GtkWidget *widget, PreviewState *st)
-{
-  (void) widget;
-  preview_changed (st);
-}
-
-static void
 on_zoom_changed (GtkWidget *combo, PreviewState *st)
 {
   gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), &st->vals->zoom);
@@ -722,7 +709,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
    * groups and order, in one table so that the columns line up: the
    * algorithm and what only it uses, then the output and the colour
    * under headings; under Advanced where it runs (every backend gives
-   * the same bits). The op's own space goes with the output. */
+   * the same bits). */
   main_table = options_table ();
   gtk_box_pack_start (GTK_BOX (right), main_table, FALSE, FALSE, 0);
   for (gint group = HT_GROUP_ALGORITHM; group <= HT_GROUP_ADVANCED; group++)
@@ -758,14 +745,6 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
               st.gpu_label = attach_note (table, row++);
               gtk_label_set_text (GTK_LABEL (st.gpu_label), _("Looking for a GPU…"));
             }
-        }
-      if (group == HT_GROUP_OUTPUT)
-        {
-          w = int_combo (_("Perceptual (gamma-encoded values)"), 0, _("Linear light"), 1, NULL);
-          gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->space);
-          g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->space);
-          g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
-          attach_row (table, row++, _("_Space:"), w, NULL);
         }
     }
 
