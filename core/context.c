@@ -217,8 +217,11 @@ static void color_job_init(const ht_params *p, int planes, bool cmyk, ht_color_j
   cj->amount = ht_pd_q12(p->randomize);
   for (int j = 0; j < planes; j++) {
     cj->levels[j] = plane_levels(p, j);
-    cj->forward[j] = j + 1 < planes ? ht_pd_q12(p->plane_weights.forward[j]) : 0;
-    cj->backward[j] = j > 0 ? ht_pd_q12(p->plane_weights.backward[j]) : 0;
+    /* the strength scales what goes to the other planes as it does the
+     * filter (prepare_job) */
+    const int32_t strength = HT_FX_STRENGTH_Q(p->strength);
+    cj->forward[j] = j + 1 < planes ? ht_fx_scale_q(ht_pd_q12(p->plane_weights.forward[j]), strength) : 0;
+    cj->backward[j] = j > 0 ? ht_fx_scale_q(ht_pd_q12(p->plane_weights.backward[j]), strength) : 0;
   }
 }
 
@@ -276,6 +279,12 @@ static ht_status prepare_job(ht_context *ctx, const ht_params *p, ht_job *job)
   job->method = is_coupled(p->color) ? HT_METHOD_PLANE_DEPENDENT : p->method;
   job->filter = p->filter;
   ht_filter_derive(&job->filter);
+  /* the strength scales the weights, not the errors, so that every
+   * backend and carried row meets the same integers (docs/arithmetic.md);
+   * reach and delay stay the filter's */
+  const int32_t strength = HT_FX_STRENGTH_Q(p->strength);
+  for (int i = 0; i < job->filter.ntaps; i++)
+    job->filter.taps[i].q = ht_fx_scale_q(job->filter.taps[i].q, strength);
   job->levels = p->levels;
   job->scan = p->scan;
   job->seed = p->seed;
@@ -449,6 +458,8 @@ ht_status ht_run_plane(ht_context *ctx, const uint16_t *in, size_t in_stride, ui
     return s;
   ht_rows rows;
   ht_rows_init(&rows, &iin, 0, &iout, 0, p->levels, true);
+  if (p->space == HT_SPACE_LINEAR)
+    ht_rows_set_linear(&rows, false, true);
   ht_color_job cj;
   if (job.method == HT_METHOD_PLANE_DEPENDENT) { /* one plane: plain error diffusion's bits */
     color_job_init(p, 1, false, &cj);
@@ -524,8 +535,11 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
   ht_color_job cj;
   if (job.method == HT_METHOD_PLANE_DEPENDENT) { /* every plane in one run (core/color/) */
     color_job_init(p, planes, cmyk, &cj);
-    for (int c = 0; c < planes; c++)
+    for (int c = 0; c < planes; c++) {
       ht_rows_init(&cj.rows[c], in, c < colors ? c : 0, out, c, cj.levels[c], false);
+      if (p->space == HT_SPACE_LINEAR)
+        ht_rows_set_linear(&cj.rows[c], cmyk, false);
+    }
     job.color = &cj;
     job.levels = cj.levels[0];
     s = run_job(ctx, &job, &cj.rows[0], p->variant);
@@ -537,6 +551,8 @@ static ht_status run_image(ht_context *ctx, const ht_image *in, ht_image *out, c
     ht_rows rows;
     job.levels = plane_levels(p, luma ? 0 : c);
     ht_rows_init(&rows, in, luma ? -1 : c, out, c, job.levels, false);
+    if (p->space == HT_SPACE_LINEAR)
+      ht_rows_set_linear(&rows, false, false);
     job.plane = c;
     job.base = (double)c / planes;
     job.span = 1.0 / planes;

@@ -22,7 +22,7 @@
 
 _Static_assert(sizeof(ht_color_mode) == sizeof(int) && sizeof(ht_scan) == sizeof(int) &&
                  sizeof(ht_search_init) == sizeof(int) && sizeof(ht_search_schedule) == sizeof(int) &&
-                 sizeof(ht_search_objective) == sizeof(int),
+                 sizeof(ht_search_objective) == sizeof(int) && sizeof(ht_space) == sizeof(int),
                "enum fields of ht_params are set as int");
 
 /* How a parameter is kept in ht_params. */
@@ -192,6 +192,18 @@ static const param_row params[HT_PARAM_COUNT] = {
       HT_TYPE_CHOICE, HT_LIST_OBJECTIVES, 0, 0, 0, 0, HT_OBJECTIVE_FILTERED, NULL, 0, HT_GROUP_ALGORITHM, false,
       false },
     FIELD(FIELD_INT, objective) },
+  [HT_PARAM_STRENGTH] = {
+    { "strength", NULL, N_("Error strength"),
+      "the share of each pixel's error passed on to its neighbours: 1 is full error diffusion, less gives less "
+      "noise and flatter tones, 0 plain thresholding", "F",
+      HT_TYPE_NUMBER, 0, 0, 1, 0, 1, 1, NULL, 3, HT_GROUP_ALGORITHM, false, false },
+    FIELD(FIELD_DOUBLE, strength) },
+  [HT_PARAM_SPACE] = {
+    { "space", NULL, N_("Space"),
+      "halftone the values as stored in image files, or linear light (sRGB decoded), which keeps the tone the eye "
+      "sees", "NAME",
+      HT_TYPE_CHOICE, HT_LIST_SPACES, 0, 0, 0, 0, HT_SPACE_STORED, NULL, 0, HT_GROUP_OUTPUT, false, false },
+    FIELD(FIELD_INT, space) },
   [HT_PARAM_BACKEND] = {
     { "backend", NULL, N_("Backend"),
       "where it runs; every backend gives the same result, bit for bit", "WHICH",
@@ -258,7 +270,9 @@ static const method_row *row_for(int algorithm, ht_color_mode color)
 
 static bool always_used(ht_param_id id)
 {
-  return id == HT_PARAM_ALGORITHM || id == HT_PARAM_COLOR || id == HT_PARAM_BACKEND || id == HT_PARAM_THREADS;
+  /* space is every method's: the rows' loaders and storers apply it */
+  return id == HT_PARAM_ALGORITHM || id == HT_PARAM_COLOR || id == HT_PARAM_SPACE || id == HT_PARAM_BACKEND ||
+         id == HT_PARAM_THREADS;
 }
 
 bool ht_param_used(ht_param_id id, int algorithm, ht_color_mode color)

@@ -333,6 +333,17 @@ typedef struct {
   int radius;    /* 1 .. HT_EYE_MAX_RADIUS (core/shared/eye.h: 7) */
 } ht_eye_params;
 
+/* What the numbers of an image stand for while it is halftoned. */
+typedef enum {
+  HT_SPACE_STORED = 0,  /* the values as stored (gamma-encoded): levels
+                           evenly spaced in stored values              */
+  HT_SPACE_LINEAR,      /* linear light: every sample decoded by the sRGB
+                           transfer function (core/shared/srgb.h) before
+                           the method sees it, levels evenly spaced in
+                           light and written as the stored values whose
+                           light is nearest (docs/arithmetic.md)       */
+} ht_space;
+
 typedef enum {
   HT_SCAN_RASTER = 0,   /* left to right on every row                   */
   HT_SCAN_SERPENTINE,   /* odd rows right to left, filter mirrored;
@@ -448,6 +459,12 @@ typedef struct {
                              estimate (ht_estimate_seconds) is over
                              HT_ESTIMATE_LIMIT_S instead of refusing it  */
   ht_search_objective objective; /* DBS's, default HT_OBJECTIVE_FILTERED */
+  double strength;        /* 0..1, default 1: the share of each pixel's
+                             error that error diffusion passes on (the
+                             filter's and the inter-plane weights scaled
+                             in Q12, docs/arithmetic.md); 0 thresholds   */
+  ht_space space;         /* default HT_SPACE_STORED: how input values are
+                             read and output levels written            */
 } ht_params;
 
 HT_API void ht_params_init(ht_params *p);
@@ -644,6 +661,7 @@ typedef enum {
                           ht_params_set_algorithm applies one             */
   HT_LIST_DOTS,        /* ht_dot: the screen's dot shapes                 */
   HT_LIST_OBJECTIVES,  /* ht_search_objective                              */
+  HT_LIST_SPACES,      /* ht_space                                         */
   HT_LIST_COUNT
 } ht_list;
 
@@ -711,6 +729,8 @@ typedef enum {
   HT_PARAM_DOT,
   HT_PARAM_RUN_LONG,
   HT_PARAM_OBJECTIVE,     /* HT_LIST_OBJECTIVES: what DBS minimises        */
+  HT_PARAM_STRENGTH,      /* error diffusion: the share of error passed on */
+  HT_PARAM_SPACE,         /* every method: stored values or linear light */
   HT_PARAM_BACKEND,       /* the context's (ht_context_set_backend)      */
   HT_PARAM_THREADS,       /* the context's (ht_context_set_threads)      */
   HT_PARAM_COUNT
@@ -792,7 +812,7 @@ HT_API int ht_algorithm_method(int algorithm);
  * colour modes `colors` (bit 1 << mode), and where `when_values` is not
  * 0 only while parameter `when` has one of those values (bit 1 << value:
  * the seed of a search only with init random). A parameter is used when
- * any of its conditions holds; HT_PARAM_ALGORITHM, _COLOR, _BACKEND and
+ * any of its conditions holds; HT_PARAM_ALGORITHM, _COLOR, _SPACE, _BACKEND and
  * _THREADS are always used and have none. ht_param_used leaves `when`
  * out (whether any value of it uses the parameter). */
 typedef struct {

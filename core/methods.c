@@ -22,7 +22,7 @@
     { HT_PARAM_SERPENTINE, ANY, HT_COLORS_ALL, 0, 0 },                                                          \
     { HT_PARAM_INTERPLANE_FORWARD, ANY, PD_COLORS, 0, 0 }, { HT_PARAM_INTERPLANE_BACKWARD, ANY, PD_COLORS, 0, 0 }, \
     { HT_PARAM_RANDOMIZE, ANY, PD_COLORS, 0, 0 }, { HT_PARAM_SEED, ANY, PD_COLORS, 0, 0 },                     \
-    { HT_PARAM_BLACK, ANY, 1u << HT_COLOR_CMYK, 0, 0 }
+    { HT_PARAM_BLACK, ANY, 1u << HT_COLOR_CMYK, 0, 0 }, { HT_PARAM_STRENGTH, ANY, HT_COLORS_ALL, 0, 0 }
 
 /* What the search methods use; the seed only for the random start. */
 #define SEARCH_USES                                                                                             \

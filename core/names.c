@@ -117,6 +117,13 @@ static const ht_choice objectives[] = {
     "the input against the eye's view of the halftone, |a - V*b|, as LES and PES minimise it" },
 };
 
+static const ht_choice spaces[] = {
+  { HT_SPACE_STORED, "stored", N_("Stored (gamma-encoded values)"),
+    "the values as image files store them, levels evenly spaced in those values" },
+  { HT_SPACE_LINEAR, "linear", N_("Linear light"),
+    "the values decoded to light (sRGB), levels evenly spaced in light: the tone the eye averages is kept" },
+};
+
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* auto, then every implementation in the order of the tables */
@@ -158,6 +165,7 @@ const ht_choice *ht_choices(ht_list list, int *count)
     c = ht_algorithm_choices(&n);
     break;
   case HT_LIST_DOTS: c = dots; n = COUNT(dots); break;
+  case HT_LIST_SPACES: c = spaces; n = COUNT(spaces); break;
   case HT_LIST_COUNT: break;
   }
   if (count)

@@ -1,5 +1,6 @@
 /* Row load and store for every input and output format (rows.h). */
 #include "rows.h"
+#include "shared/srgb.h"
 
 #include <math.h>
 #include <string.h>
@@ -41,6 +42,14 @@ static inline int32_t luma_fx(int32_t r, int32_t g, int32_t b)
 static void load_row(const ht_rows *r, int64_t y, int64_t x0, int64_t n, int32_t *dst)
 {
   const uint8_t *row = r->in + (size_t)y * r->in_stride;
+  if (r->linear) { /* decoded sample by sample; the luma is then true luminance */
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = r->in_channel >= 0 ? ht_srgb_decode(sample_fx(r, row, x0 + i, r->in_channel))
+                                  : luma_fx(ht_srgb_decode(sample_fx(r, row, x0 + i, 0)),
+                                            ht_srgb_decode(sample_fx(r, row, x0 + i, 1)),
+                                            ht_srgb_decode(sample_fx(r, row, x0 + i, 2)));
+    return;
+  }
   if (r->in_channel >= 0) {
     if (r->in_format == HT_FORMAT_U8 && r->in_channels == 1) {
       row += x0;
@@ -153,6 +162,17 @@ static void set_lut(ht_rows *r, bool indices)
   }
 }
 
+void ht_rows_set_linear(ht_rows *r, bool inks, bool indices)
+{
+  r->linear = true;
+  if (indices || r->out_format == HT_FORMAT_BIT1)
+    return; /* indices, or two levels: 0 and full scale either way */
+  const int L = r->levels;
+  const int32_t max = r->out_format == HT_FORMAT_U16 ? 65535 : 255;
+  for (int q = 0; q < L && q < 256; q++)
+    r->lut[q] = (uint16_t)(inks ? max - ht_srgb_encode(ht_fx_level(L - 1 - q, L), max)
+                                : ht_srgb_encode(ht_fx_level(q, L), max));
+}
 
 void ht_rows_init(ht_rows *r, const ht_image *in, int in_channel, const ht_image *out, int out_channel,
                   int levels, bool indices)

@@ -33,6 +33,12 @@ struct ht_rows {
   ht_format out_format;
   int levels;
   uint16_t lut[256];   /* level index -> stored output value        */
+  /* Linear light (ht_params.space): every sample decoded by
+   * core/shared/srgb.h before the luma or the method sees it, and lut
+   * holds the stored values nearest each level's light. The fast paths
+   * that read `in` or fill `out` themselves take only rows where this is
+   * false. */
+  bool linear;
 };
 
 /* Rows of plane `in_channel` of `in` (-1: the Rec. 709 luma of its first
@@ -41,6 +47,12 @@ struct ht_rows {
  * instead of evenly spaced sample values. */
 void ht_rows_init(ht_rows *r, const ht_image *in, int in_channel, const ht_image *out, int out_channel,
                   int levels, bool indices);
+
+/* Makes `r` (after ht_rows_init) read and write linear light: the
+ * levels evenly spaced in light, written as the stored values nearest
+ * (for ink planes, ink = maxval - the stored value of the light left).
+ * `indices` as for ht_rows_init. */
+void ht_rows_set_linear(ht_rows *r, bool inks, bool indices);
 
 /* Copies the last channel of `in` (alpha) into the last channel of `out`. */
 void ht_rows_copy_alpha(const ht_image *in, ht_image *out);

@@ -432,16 +432,19 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
 
 /* Float output: the exact fractions q / (levels - 1) rather than the
  * core's evenly spaced u16 values round(q * 65535 / (levels - 1)), which
- * this table maps back (alpha stays v / 65535). */
+ * this table maps back (alpha stays v / 65535). In linear light the
+ * core's u16 values are the stored values nearest each level's light,
+ * no fraction of the stored scale: they stay v / 65535. */
 static gfloat *
-float_levels (gint levels)
+float_levels (const ht_params *params)
 {
   gfloat    *lut = g_try_new (gfloat, 65536);
-  const gint lm  = levels - 1;
+  const gint lm  = params->levels - 1;
 
   if (lut)
     for (gint v = 0; v < 65536; v++)
-      lut[v] = (gfloat) (gint) (((gint64) v * lm + 32767) / 65535) / (gfloat) lm;
+      lut[v] = params->space == HT_SPACE_LINEAR ? (gfloat) v / 65535.0f
+                                                : (gfloat) (gint) (((gint64) v * lm + 32767) / 65535) / (gfloat) lm;
   return lut;
 }
 
@@ -547,7 +550,7 @@ run_bands (GeglOperation *operation, GeglOperationContext *context, GeglBuffer *
   guchar      *in_band  = g_try_malloc (width * in_bpp * (gsize) rows);
   guchar      *out_band = g_try_malloc (width * out_bpp * (gsize) rows);
   gint32      *carried  = carry_n ? g_try_new (gint32, 2 * carry_n) : NULL;
-  gfloat      *lut      = plan->float_out ? float_levels (params->levels) : NULL;
+  gfloat      *lut      = plan->float_out ? float_levels (params) : NULL;
   gfloat      *fband    = plan->float_out ? g_try_new (gfloat, (gsize) roi->width * (gsize) plan->out_channels
                                                                  * (gsize) rows) : NULL;
   ht_context  *ctx      = context_take ();
@@ -678,7 +681,7 @@ halftone_process (GeglOperation *operation, GeglOperationContext *context, GObje
     return halftone_pass_through (context, input);
   rows = band_rows ((gsize) roi->width * (gsize) plan->out_channels * sizeof (gfloat), roi->height);
   if (plan->float_out &&
-      (!(lut = float_levels (params->levels)) ||
+      (!(lut = float_levels (params)) ||
        !(band = g_try_new (gfloat, (gsize) roi->width * (gsize) plan->out_channels * (gsize) rows))))
     {
       g_snprintf (why, sizeof why, "out of memory for a %dx%d image", area->width, area->height);

@@ -33,9 +33,10 @@
 /* The properties are the library's parameters (ht_param_info: name,
  * type, range, default, label, help, and when GIMP shows each), printed
  * by gen-op-properties.c at build time into the build folder's
- * halftone-dither-properties.h and included below; only `space` is the
- * op's own. Each property is the parameter of that name, '-' read as
- * '_' in C (o->max_rounds). */
+ * halftone-dither-properties.h and included below (`space` too: the
+ * library decodes linear light itself, core/shared/srgb.h). Each
+ * property is the parameter of that name, '-' read as '_' in C
+ * (o->max_rounds). */
 
 /* The enums of the choice parameters (algorithm, init, schedule,
  * color-mode, backend) are the library's lists (ht_choices), registered
@@ -88,23 +89,8 @@ halftone_register_list (const gchar *type_name, ht_param_id id)
 #undef HALFTONE_LIST_TYPE
 #endif /* HALFTONE_DITHER_LIBRARY_ENUMS */
 
-/* The op's own list: whether the core is given the stored (gamma-encoded)
- * values or linear light. */
-enum_start (halftone_space)
-  enum_value (HALFTONE_SPACE_PERCEPTUAL, "perceptual", N_("Perceptual (gamma-encoded values)"))
-  enum_value (HALFTONE_SPACE_LINEAR, "linear", N_("Linear light"))
-enum_end (HalftoneSpace)
-
 /* Every parameter of the library, in the dialog's order (its groups). */
 #include "halftone-dither-properties.h"
-
-/* The op's own: how the input's values are read, before the library
- * sees them. */
-property_enum (space, _("Space"),
-               HalftoneSpace, halftone_space,
-               HALFTONE_SPACE_PERCEPTUAL)
-  description (_("Dither the gamma-encoded values as stored in image files "
-                 "(like the halftone command-line tool), or linear light"))
 
 #else
 
@@ -150,7 +136,6 @@ make_plan (GeglOperation *operation, Plan *plan)
   GeglProperties *o      = GEGL_PROPERTIES (operation);
   const Babl     *source = gegl_operation_get_source_format (operation, "input");
   const Babl     *space  = source ? babl_format_get_space (source) : NULL;
-  gboolean        linear = o->space == HALFTONE_SPACE_LINEAR;
   gboolean        alpha  = FALSE;
   gboolean        color  = TRUE;
   const Babl     *type   = NULL;
@@ -189,10 +174,12 @@ make_plan (GeglOperation *operation, Plan *plan)
       plan->float_out = TRUE;
     }
 
+  /* the stored values whatever the space: the library turns them into
+   * linear light itself (ht_params.space), as the CLI's runs do */
   if (color)
-    in_model = linear ? (alpha ? "RGBA" : "RGB") : (alpha ? "R'G'B'A" : "R'G'B'");
+    in_model = alpha ? "R'G'B'A" : "R'G'B'";
   else
-    in_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
+    in_model = alpha ? "Y'A" : "Y'";
 
   /* The planes the library makes of this input (ht_output_layout): one
    * gray plane (luminance mode turns colour into one) gives gray, the
@@ -208,15 +195,11 @@ make_plan (GeglOperation *operation, Plan *plan)
     if (ht_params_set_number (&shape, HT_PARAM_COLOR, o->color_mode, NULL, 0) == HT_OK &&
         ht_output_layout (&shape, (color ? 3 : 1) + (alpha ? 1 : 0), FALSE, &layout) == HT_OK &&
         layout.planes == 1)
-      out_model = linear ? (alpha ? "YA" : "Y") : (alpha ? "Y'A" : "Y'");
+      out_model = alpha ? "Y'A" : "Y'";
     else
       out_model = in_model;
   }
 
-  /* Linear light is always read as float: linear 8-bit values would
-   * throw away most of the shadows before the diffusion sees them. */
-  if (linear)
-    plan->in_type = HT_FORMAT_F32;
   g_snprintf (name, sizeof name, "%s %s", in_model,
               plan->in_type == HT_FORMAT_F32 ? "float" : tname);
   plan->in_format = babl_format_with_space (name, space);

@@ -279,6 +279,25 @@ update_status (PreviewState *st)
     g_string_append_printf (s, _("Halftones the selection's %d×%d box at (%d, %d), blended by its mask."), w, h, x, y);
   else
     g_string_append (s, _("Halftones the whole layer."));
+  /* a long search says so before it starts (the estimate from the
+   * image's size, the method and the threads) */
+  if (st->source)
+    {
+      const GeglRectangle *e    = gegl_buffer_get_extent (st->source);
+      const gdouble        secs = halftone_vals_estimate (st->vals, e->width, e->height,
+                                                          babl_format_get_n_components (
+                                                            gegl_buffer_get_format (st->source)));
+
+      if (secs >= 2.0)
+        {
+          char took[32];
+
+          ht_format_duration (secs, took, sizeof took);
+          g_string_append (s, " ");
+          /* TRANSLATORS: %s: a duration, e.g. "12 min" */
+          g_string_append_printf (s, _("On the CPU this takes about %s."), took);
+        }
+    }
   if (st->job)
     g_string_append_printf (s, " %s", _("Computing…"));
   if (st->problem)
@@ -484,19 +503,6 @@ on_param_text (GtkEntry *entry, ParamWidgets *pw)
 {
   g_strlcpy (pw->st->vals->text[pw->id], gtk_entry_get_text (entry), HALFTONE_TEXT_MAX);
   param_changed (pw->st);
-}
-
-static void
-on_int_combo_changed (GtkWidget *combo, gint *value)
-{
-  gimp_int_combo_box_get_active (GIMP_INT_COMBO_BOX (combo), value);
-}
-
-static void
-on_invalidate (GtkWidget *widget, PreviewState *st)
-{
-  (void) widget;
-  preview_changed (st);
 }
 
 static void
@@ -765,7 +771,7 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
    * groups and order, in one table so that the columns line up: the
    * algorithm and what only it uses, then the output and the colour
    * under headings; under Advanced where it runs (every backend gives
-   * the same bits). The op's own space goes with the output. */
+   * the same bits). */
   main_table = options_table ();
   gtk_box_pack_start (GTK_BOX (right), main_table, FALSE, FALSE, 0);
   for (gint group = HT_GROUP_ALGORITHM; group <= HT_GROUP_ADVANCED; group++)
@@ -801,14 +807,6 @@ dialog (gint32 drawable_id, HalftoneVals *vals, GeglBuffer **ready)
               st.gpu_label = attach_note (table, row++);
               gtk_label_set_text (GTK_LABEL (st.gpu_label), _("Looking for a GPU…"));
             }
-        }
-      if (group == HT_GROUP_OUTPUT)
-        {
-          w = int_combo (_("Perceptual (gamma-encoded values)"), 0, _("Linear light"), 1, NULL);
-          gimp_int_combo_box_set_active (GIMP_INT_COMBO_BOX (w), vals->space);
-          g_signal_connect (w, "changed", G_CALLBACK (on_int_combo_changed), &vals->space);
-          g_signal_connect (w, "changed", G_CALLBACK (on_invalidate), &st);
-          attach_row (table, row++, _("_Space:"), w, NULL);
         }
     }
 

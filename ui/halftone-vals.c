@@ -23,7 +23,7 @@
 /* What the arguments after the first three of the two fixed procedures
  * set, in the order scripts pass them (docs/gimp.md). */
 static const gint legacy_args[] = {
-  HT_PARAM_ALGORITHM, HT_PARAM_COEFFICIENTS, HT_PARAM_LEVELS, HT_PARAM_COLOR, HALFTONE_ARG_SPACE,
+  HT_PARAM_ALGORITHM, HT_PARAM_COEFFICIENTS, HT_PARAM_LEVELS, HT_PARAM_COLOR, HT_PARAM_SPACE,
   HT_PARAM_SERPENTINE, HT_PARAM_BACKEND, HT_PARAM_THREADS,
   /* plug-in-halftone-dither2 only */
   HT_PARAM_WINDOW, HT_PARAM_SIGMA, HT_PARAM_INIT, HT_PARAM_SCHEDULE, HT_PARAM_MAX_ROUNDS, HT_PARAM_SEED,
@@ -45,7 +45,6 @@ halftone_vals_defaults (HalftoneVals *v)
       else
         v->value[id] = d->def;
     }
-  v->space = 0;
   v->zoom  = 1;
 }
 
@@ -130,8 +129,6 @@ halftone_check_vals (const HalftoneVals *v, gint *param)
           *param = first[i];
         return g_strdup (why);
       }
-  if (v->space < 0 || v->space > 1)
-    return g_strdup_printf (_("space must be 0 or 1, got %d"), v->space);
 
   ht_params_init (&run);
   ht_params_init (&unused);
@@ -173,11 +170,33 @@ halftone_check_vals (const HalftoneVals *v, gint *param)
   return problem;
 }
 
+gdouble
+halftone_vals_estimate (const HalftoneVals *v, gint width, gint height, gint channels)
+{
+  ht_params p;
+  ht_layout layout;
+  char      why[256];
+
+  ht_params_init (&p);
+  for (gint id = 0; id < HT_PARAM_COUNT; id++)
+    {
+      const ht_param *d = ht_param_info ((ht_param_id) id);
+
+      if (d->context || !halftone_param_active (v, (ht_param_id) id))
+        continue;
+      if (d->type == HT_TYPE_TEXT ? ht_params_set_text (&p, (ht_param_id) id, v->text[id], why, sizeof why) != HT_OK
+                                  : ht_params_set_number (&p, (ht_param_id) id, v->value[id], why, sizeof why) != HT_OK)
+        return -1.0;
+    }
+  if (!(ht_method_describe (p.method)->caps & HT_MCAP_SEARCH) ||
+      ht_output_layout (&p, channels, FALSE, &layout) != HT_OK)
+    return -1.0;
+  return ht_estimate_seconds (&p, width, height, layout.planes, (gint) v->value[HT_PARAM_THREADS]);
+}
+
 gboolean
 halftone_same_vals (const HalftoneVals *a, const HalftoneVals *b)
 {
-  if (a->space != b->space)
-    return FALSE;
   for (gint id = 0; id < HT_PARAM_COUNT; id++)
     {
       const gboolean used = halftone_param_active (a, (ht_param_id) id);
@@ -201,7 +220,7 @@ halftone_same_vals (const HalftoneVals *a, const HalftoneVals *b)
 static const gint *
 proc_args (const gchar *proc, gint *count)
 {
-  static gint desc_args[HT_PARAM_COUNT + 1];
+  static gint desc_args[HT_PARAM_COUNT];
 
   if (g_strcmp0 (proc, PLUG_IN_PROC) == 0)
     {
@@ -215,10 +234,9 @@ proc_args (const gchar *proc, gint *count)
     }
   if (g_strcmp0 (proc, PLUG_IN_PROC_DESC) == 0)
     {
-      desc_args[0] = HALFTONE_ARG_SPACE;
       for (gint id = 0; id < HT_PARAM_COUNT; id++)
-        desc_args[id + 1] = id;
-      *count = HT_PARAM_COUNT + 1;
+        desc_args[id] = id;
+      *count = HT_PARAM_COUNT;
       return desc_args;
     }
   *count = 0;
@@ -312,16 +330,9 @@ halftone_pdb_args (const gchar *proc, gint *count)
     {
       GimpParamDef *a = &defs[PDB_ARGS_FIRST + i];
 
-      if (args[i] == HALFTONE_ARG_SPACE)
-        *a = (GimpParamDef) { GIMP_PDB_INT32, g_strdup ("space"),
-                              g_strdup ("Whether the values are halftoned as stored or as linear light "
-                                        "{ PERCEPTUAL (0), LINEAR (1) }") };
-      else
-        {
-          const ht_param *d = ht_param_info ((ht_param_id) args[i]);
+      const ht_param *d = ht_param_info ((ht_param_id) args[i]);
 
-          *a = (GimpParamDef) { pdb_type (d->type), g_strdup (d->name), pdb_doc (d) };
-        }
+      *a = (GimpParamDef) { pdb_type (d->type), g_strdup (d->name), pdb_doc (d) };
     }
   *count = PDB_ARGS_FIRST + n;
   return defs;
@@ -387,30 +398,24 @@ halftone_vals_from_params (const gchar *proc, gint nparams, const GimpParam *par
   for (gint i = 0; i < n; i++)
     {
       const GimpParam *p = &param[PDB_ARGS_FIRST + i];
+      const ht_param  *d = ht_param_info ((ht_param_id) args[i]);
 
-      if (args[i] == HALFTONE_ARG_SPACE)
-        v->space = p->data.d_int32;
-      else
+      switch (d->type)
         {
-          const ht_param *d = ht_param_info ((ht_param_id) args[i]);
-
-          switch (d->type)
-            {
-            case HT_TYPE_TEXT:
-              g_strlcpy (v->text[args[i]], p->data.d_string ? p->data.d_string : "", HALFTONE_TEXT_MAX);
-              break;
-            case HT_TYPE_NUMBER:
-              v->value[args[i]] = p->data.d_float;
-              break;
-            case HT_TYPE_BOOL: /* TRUE is any non-zero value, as GIMP's own take it */
-              v->value[args[i]] = p->data.d_int32 != 0;
-              break;
-            case HT_TYPE_INT:
-            case HT_TYPE_CHOICE:
-            case HT_TYPE_SEED:
-              v->value[args[i]] = p->data.d_int32;
-              break;
-            }
+        case HT_TYPE_TEXT:
+          g_strlcpy (v->text[args[i]], p->data.d_string ? p->data.d_string : "", HALFTONE_TEXT_MAX);
+          break;
+        case HT_TYPE_NUMBER:
+          v->value[args[i]] = p->data.d_float;
+          break;
+        case HT_TYPE_BOOL: /* TRUE is any non-zero value, as GIMP's own take it */
+          v->value[args[i]] = p->data.d_int32 != 0;
+          break;
+        case HT_TYPE_INT:
+        case HT_TYPE_CHOICE:
+        case HT_TYPE_SEED:
+          v->value[args[i]] = p->data.d_int32;
+          break;
         }
     }
   return TRUE;

@@ -31,17 +31,13 @@
  * Python-Fu refuse a call with fewer arguments than the procedure has,
  * so neither list changes; new parameters go to the next procedure. */
 #define PLUG_IN_PROC_FULL "plug-in-halftone-dither2"
-/* Every parameter of the library's description, in its order, after the
- * op's own `space`: made from the description, so that a parameter added
+/* Every parameter of the library's description, in its order (space
+ * among them): made from the description, so that a parameter added
  * there appears here by itself (and the argument count changes with it). */
 #define PLUG_IN_PROC_DESC "plug-in-halftone-dither3"
 
 /* Room for a text parameter (the custom coefficients), NUL included. */
 #define HALFTONE_TEXT_MAX 256
-
-/* A PDB argument that is not a parameter of the description: the op's
- * own space (halftone_pdb_arg_param). */
-#define HALFTONE_ARG_SPACE HT_PARAM_COUNT
 
 typedef struct
 {
@@ -51,11 +47,10 @@ typedef struct
   gdouble value[HT_PARAM_COUNT];
   /* the parameters of type HT_TYPE_TEXT (the custom coefficients) */
   gchar   text[HT_PARAM_COUNT][HALFTONE_TEXT_MAX];
-  gint    space; /* the op's own: 0 perceptual, 1 linear             */
   gint    zoom;  /* preview magnification, 1..8 (dialog only)        */
 } HalftoneVals;
 
-/* The description's defaults, space perceptual, zoom 1. */
+/* The description's defaults, zoom 1. */
 void     halftone_vals_defaults (HalftoneVals *v);
 
 gint     halftone_vals_algorithm (const HalftoneVals *v);
@@ -73,6 +68,12 @@ gboolean halftone_param_active (const HalftoneVals *v, ht_param_id id);
  * not use is range-checked but takes no part in the combinations. */
 gchar   *halftone_check_vals (const HalftoneVals *v, gint *param);
 
+/* A search's estimated seconds on the CPU (ht_estimate_seconds) for an
+ * image of width x height with `channels` (alpha counted); -1 for a
+ * method that is not a search or values that do not parse. What the
+ * dialogs say before a long run starts. */
+gdouble  halftone_vals_estimate (const HalftoneVals *v, gint width, gint height, gint channels);
+
 /* Whether a and b give the same result (the zoom, and the values of
  * parameters the run does not use, aside). */
 gboolean halftone_same_vals (const HalftoneVals *a, const HalftoneVals *b);
@@ -86,8 +87,7 @@ void     halftone_install_procedures (void);
  * halftone_pdb_args_free. */
 GimpParamDef *halftone_pdb_args (const gchar *proc, gint *count);
 void          halftone_pdb_args_free (GimpParamDef *args, gint count);
-/* What argument `i` of `proc` sets: an ht_param_id, HALFTONE_ARG_SPACE,
- * or -1 (run-mode, image, drawable, or out of range). */
+/* What argument `i` of `proc` sets: an ht_param_id, or -1 (run-mode, image, drawable, or out of range). */
 gint          halftone_pdb_arg_param (const gchar *proc, gint i);
 
 /* The values of a non-interactive call of `proc`: its arguments, the

@@ -161,7 +161,6 @@ halftone_render (GeglBuffer *source, const HalftoneVals *v, RenderTalk *talk)
   op   = gegl_node_new_child (graph, "operation", GEGL_OP, NULL);
   sink = gegl_node_new_child (graph, "operation", "gegl:buffer-sink",
                               "buffer", &out, NULL);
-  gegl_node_set (op, "space", v->space, NULL);
   /* the parameters this run uses, by the description's names (the op's
    * properties); the others keep the op's defaults */
   for (gint id = 0; id < HT_PARAM_COUNT; id++)

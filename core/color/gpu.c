@@ -92,7 +92,7 @@ static bool color_in8(const ht_color_job *cj)
   const ht_rows *r0 = &cj->rows[0];
   for (int p = 0; p < (cj->cmyk ? 3 : cj->planes); p++) {
     const ht_rows *r = &cj->rows[p];
-    if (r->in_format != HT_FORMAT_U8 || r->in != r0->in || r->in_stride != r0->in_stride ||
+    if (r->linear || r->in_format != HT_FORMAT_U8 || r->in != r0->in || r->in_stride != r0->in_stride ||
         r->in_channels != r0->in_channels || r->in_channel != p)
       return false;
   }

@@ -669,7 +669,7 @@ ht_pdd *ht_pd_diagonal_new(ht_job *job, int T)
   for (int p = 0; p < P; p++) {
     const ht_rows *r = &cj->rows[p];
     /* cmyk: rows 0..2 read R, G, B, separated on the way in (row 3 reads nothing) */
-    S->bytes_in = S->bytes_in && (p == 3 && cj->cmyk ? true : r->in_format == HT_FORMAT_U8 && r->in_channel == p &&
+    S->bytes_in = S->bytes_in && !r->linear && (p == 3 && cj->cmyk ? true : r->in_format == HT_FORMAT_U8 && r->in_channel == p &&
                                   r->in == cj->rows[0].in && r->in_stride == cj->rows[0].in_stride &&
                                   r->in_channels == cj->rows[0].in_channels);
     S->bytes_out = S->bytes_out && r->out_format == HT_FORMAT_U8 && r->out_channel == p &&

@@ -57,7 +57,7 @@ ht_status ht_diffusion_gpu_run(ht_cuda *c, ht_job *job, const ht_rows *rows, int
   io.carry_in = job->carry_in;
   io.carry_out = job->carry_out;
   /* The common planes go as they are; anything else row by row. */
-  if (rows->in_channel == 0 && rows->in_channels == 1 &&
+  if (rows->in_channel == 0 && rows->in_channels == 1 && !rows->linear &&
       (rows->in_format == HT_FORMAT_U8 || rows->in_format == HT_FORMAT_U16)) {
     io.in = rows->in;
     io.in_stride = rows->in_stride;

@@ -57,7 +57,8 @@ HT_AI DAVX2 bool diag_block(const int NV, const bool TAIL, wf *W, dband *S, dtil
   const int32_t *const above = b > 0 ? band_set(W, b - 1) : W->top;
   const ht_rows *const rows = W->rows;
   const uint8_t *const gray =
-      rows->in_format == HT_FORMAT_U8 && rows->in_channels == 1 && rows->in_channel == 0 ? rows->in : NULL;
+      rows->in_format == HT_FORMAT_U8 && rows->in_channels == 1 && rows->in_channel == 0 && !rows->linear ? rows->in
+                                                                                                         : NULL;
   wf_progress *const mine = &W->prog[b % W->ring];
   const __m256i half_q = _mm256_set1_epi32(HT_Q_HALF), q_left = _mm256_set1_epi32(W->box.q[0][HT_FILTER_MAX_LEFT + 1]),
                 q_ur = _mm256_set1_epi32(W->box.q[1][HT_FILTER_MAX_LEFT - 1]),

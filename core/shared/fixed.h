@@ -51,6 +51,16 @@ HT_FX_INLINE int32_t ht_fx_term(int32_t e, int32_t q)
   return (e * q + HT_Q_HALF) >> HT_Q_BITS;
 }
 
+/* A Q12 weight q scaled by the strength s (Q12, 0..4096, ht_params
+ * .strength): floor((q * s + 2048) / 4096). The host scales the filter's
+ * and the inter-plane weights once per run, so every backend diffuses
+ * with the same scaled integers; s = 4096 leaves q as it is, s = 0 makes
+ * every weight 0 (plain rounding to the nearest level). */
+HT_FX_INLINE int32_t ht_fx_scale_q(int32_t q, int32_t s) { return (q * s + HT_Q_HALF) >> HT_Q_BITS; }
+
+/* The strength in Q12, rounded half up as the inter-plane weights are. */
+#define HT_FX_STRENGTH_Q(strength) ((int32_t)((strength) * HT_Q_ONE + 0.5))
+
 HT_FX_INLINE int32_t ht_fx_from_u8(uint8_t v) { return (int32_t)v * 257; }
 
 HT_FX_INLINE int32_t ht_fx_level(int32_t i, int32_t levels)

@@ -321,7 +321,7 @@ test_parameters_are_properties (void)
     }
 }
 
-/* Every property of the op is a parameter, or the op's own `space`. */
+/* Every property of the op is a parameter. */
 static void
 test_properties_are_parameters (void)
 {
@@ -335,11 +335,6 @@ test_properties_are_parameters (void)
 
       if (g_type_is_a (G_PARAM_SPEC_VALUE_TYPE (specs[k]), GEGL_TYPE_BUFFER)) /* the pads */
         continue;
-      if (strcmp (name, "space") == 0)
-        {
-          CHECK (gegl_param_spec_get_property_key (specs[k], "visible") == NULL, "space has a visible key");
-          continue;
-        }
       CHECK (ht_param_find (name) >= 0 && strcmp (ht_param_info ((ht_param_id) ht_param_find (name))->name, name) == 0,
              "property %s is not a parameter of the library", name);
       seen++;

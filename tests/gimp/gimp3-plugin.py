@@ -114,14 +114,14 @@ def selection_ok(got, src, halftone, work):
 
 def arguments_ok(args, describe_dump, check):
     """The procedure's arguments against the library's description
-    (describe-dump): one a parameter, in its order, then `space`, with the
+    (describe-dump): one a parameter, in its order, with the
     description's type, range (an int's cut to GIMP's gint), default and
     list of choices."""
     desc = [json.loads(line) for line in subprocess.run([describe_dump], capture_output=True, text=True,
                                                           check=True).stdout.splitlines()]
     names = [a['name'] for a in args][3:]
-    check(names == [d['name'] for d in desc] + ['space'],
-          f'the arguments are the description\'s parameters in its order, then space: {names}')
+    check(names == [d['name'] for d in desc],
+          f'the arguments are the description\'s parameters in its order: {names}')
     by_name = {a['name']: a for a in args}
     for d in desc:
         a = by_name.get(d['name'])

@@ -3,8 +3,8 @@
  * link):
  *  - the PDB arguments: plug-in-halftone-dither and -dither2 keep their
  *    fixed names and types (scripts pass them by position);
- *    plug-in-halftone-dither3 has `space`, then every parameter of the
- *    description in its order, named as there, typed by its type, its
+ *    plug-in-halftone-dither3 has every parameter of the description
+ *    (space among them) in its order, named as there, typed by its type, its
  *    help in the description, and reads them back into the settings;
  *  - the defaults are the description's, and pass the checks;
  *  - the checks: each parameter's range and type as the description
@@ -83,37 +83,34 @@ check_fixed_procedure (const gchar *proc, gint expect_count)
         {
           gint id = halftone_pdb_arg_param (proc, i);
 
-          CHECK (id == HALFTONE_ARG_SPACE ? strcmp (args[i].name, "space") == 0
-                                          : id >= 0 && strcmp (ht_param_info ((ht_param_id) id)->name, args[i].name) == 0,
+          CHECK (id >= 0 && strcmp (ht_param_info ((ht_param_id) id)->name, args[i].name) == 0,
                  "%s argument %d (%s) sets parameter %d", proc, i, args[i].name, id);
         }
     }
   halftone_pdb_args_free (args, n);
 }
 
-/* plug-in-halftone-dither3: space, then the description. */
+/* plug-in-halftone-dither3: the description. */
 static void
 check_description_procedure (void)
 {
   gint          n    = 0;
   GimpParamDef *args = halftone_pdb_args (PLUG_IN_PROC_DESC, &n);
 
-  CHECK (n == 4 + HT_PARAM_COUNT, "%s has %d arguments, expected %d", PLUG_IN_PROC_DESC, n, 4 + HT_PARAM_COUNT);
-  CHECK (n > 3 && args[3].type == GIMP_PDB_INT32 && strcmp (args[3].name, "space") == 0, "argument 3 is space");
-  CHECK (halftone_pdb_arg_param (PLUG_IN_PROC_DESC, 3) == HALFTONE_ARG_SPACE, "argument 3 sets space");
-  for (gint id = 0; id < HT_PARAM_COUNT && 4 + id < n; id++)
+  CHECK (n == 3 + HT_PARAM_COUNT, "%s has %d arguments, expected %d", PLUG_IN_PROC_DESC, n, 3 + HT_PARAM_COUNT);
+  for (gint id = 0; id < HT_PARAM_COUNT && 3 + id < n; id++)
     {
       const ht_param     *d = ht_param_info ((ht_param_id) id);
-      const GimpParamDef *a = &args[4 + id];
+      const GimpParamDef *a = &args[3 + id];
 
-      CHECK (strcmp (a->name, d->name) == 0, "argument %d is %s, the description's parameter %d is %s", 4 + id,
+      CHECK (strcmp (a->name, d->name) == 0, "argument %d is %s, the description's parameter %d is %s", 3 + id,
              a->name, id, d->name);
       CHECK (a->type == expected_type (d->type), "argument %s has type %d, expected %d", a->name, a->type,
              expected_type (d->type));
       /* the help, its first letter upper case */
       CHECK (d->help[0] && strstr (a->description, d->help + 1) != NULL, "argument %s's description \"%s\" lacks its help",
              a->name, a->description);
-      CHECK (halftone_pdb_arg_param (PLUG_IN_PROC_DESC, 4 + id) == id, "argument %s sets parameter %d", a->name, id);
+      CHECK (halftone_pdb_arg_param (PLUG_IN_PROC_DESC, 3 + id) == id, "argument %s sets parameter %d", a->name, id);
       if (d->type == HT_TYPE_CHOICE)
         {
           gint             count = 0;
@@ -140,7 +137,7 @@ check_description_procedure (void)
   CHECK (halftone_pdb_args ("plug-in-halftone-dither9", &n) == NULL && n == 0, "an unknown procedure has no arguments");
   CHECK (halftone_pdb_arg_param (PLUG_IN_PROC_DESC, 2) == -1 && halftone_pdb_arg_param (PLUG_IN_PROC_DESC, 999) == -1,
          "the first three and out of range set nothing");
-  halftone_pdb_args_free (args, 4 + HT_PARAM_COUNT);
+  halftone_pdb_args_free (args, 3 + HT_PARAM_COUNT);
 }
 
 /* The values of `v` as the arguments of `proc` (strings point into v). */
@@ -155,9 +152,7 @@ params_of (const gchar *proc, const HalftoneVals *v, gint *n)
       gint id = halftone_pdb_arg_param (proc, i);
 
       p[i].type = defs[i].type;
-      if (id == HALFTONE_ARG_SPACE)
-        p[i].data.d_int32 = v->space;
-      else if (id >= 0 && defs[i].type == GIMP_PDB_STRING)
+      if (id >= 0 && defs[i].type == GIMP_PDB_STRING)
         p[i].data.d_string = (gchar *) v->text[id];
       else if (id >= 0 && defs[i].type == GIMP_PDB_FLOAT)
         p[i].data.d_float = v->value[id];
@@ -187,7 +182,8 @@ check_defaults_and_params (void)
         CHECK (d.value[id] == info->def, "%s's default is %g, the description's %g", info->name, d.value[id],
                info->def);
     }
-  CHECK (d.space == 0 && d.zoom == 1, "space %d, zoom %d", d.space, d.zoom);
+  CHECK (d.value[HT_PARAM_SPACE] == HT_SPACE_STORED && d.zoom == 1, "space %g, zoom %d", d.value[HT_PARAM_SPACE],
+         d.zoom);
   problem = halftone_check_vals (&d, NULL);
   CHECK (problem == NULL, "the defaults are refused: %s", problem);
   g_free (problem);
@@ -201,7 +197,7 @@ check_defaults_and_params (void)
   v.value[HT_PARAM_EYE_RADIUS] = 5;
   v.value[HT_PARAM_MASK_SIZE] = 16;
   v.value[HT_PARAM_SERPENTINE] = 1;
-  v.space = 1;
+  v.value[HT_PARAM_SPACE] = HT_SPACE_LINEAR;
   g_strlcpy (v.text[HT_PARAM_COEFFICIENTS], "- * 1; 1 / 2", HALFTONE_TEXT_MAX);
   {
     const gchar *procs[] = { PLUG_IN_PROC_DESC, PLUG_IN_PROC_FULL, PLUG_IN_PROC };
@@ -225,7 +221,7 @@ check_defaults_and_params (void)
               CHECK (back.value[id] == (has ? v.value[id] : d.value[id]), "%s: %s is %g", procs[k],
                      ht_param_info ((ht_param_id) id)->name, back.value[id]);
           }
-        CHECK (back.space == 1, "%s: space", procs[k]);
+        CHECK (back.value[HT_PARAM_SPACE] == HT_SPACE_LINEAR, "%s: space", procs[k]);
         CHECK (!halftone_vals_from_params (procs[k], n - 1, p, &back, &error), "%s: one argument less", procs[k]);
         g_clear_pointer (&error, g_free);
         g_free (p);
@@ -333,7 +329,7 @@ check_ranges (void)
   CHECK (problem == NULL, "good coefficients refused: %s", problem);
   g_free (problem);
   v = d;
-  v.space = 2;
+  v.value[HT_PARAM_SPACE] = 2;
   problem = halftone_check_vals (&v, &at);
   CHECK (problem != NULL, "space 2 taken");
   g_free (problem);
@@ -470,7 +466,7 @@ check_same (void)
   b.value[HT_PARAM_LEVELS] = 3;
   CHECK (!halftone_same_vals (&a, &b), "levels do not count");
   b = a;
-  b.space = 1;
+  b.value[HT_PARAM_SPACE] = HT_SPACE_LINEAR;
   CHECK (!halftone_same_vals (&a, &b), "space does not count");
   a.value[HT_PARAM_ALGORITHM] = b.value[HT_PARAM_ALGORITHM] = HT_FILTER_CUSTOM;
   b = a;
@@ -541,9 +537,7 @@ print_pdb (const gchar *proc)
     {
       const gint id = halftone_pdb_arg_param (proc, i);
 
-      if (id == HALFTONE_ARG_SPACE)
-        printf ("%s\t%d\t%d\n", args[i].name, args[i].type, d.space);
-      else if (args[i].type == GIMP_PDB_STRING)
+      if (args[i].type == GIMP_PDB_STRING)
         printf ("%s\t%d\t%s\n", args[i].name, args[i].type, d.text[id]);
       else
         printf ("%s\t%d\t%.17g\n", args[i].name, args[i].type, d.value[id]);

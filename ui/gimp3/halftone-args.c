@@ -31,17 +31,6 @@ choice_of_list (ht_list list)
   return choice;
 }
 
-/* The op's own `space` (plugin/halftone-dither.c: HalftoneSpace, the
- * values halftone_render sets). Not read from the op: GIMP queries the
- * plug-in in a process where GEGL's modules are not loaded, and the
- * arguments must not depend on that. The labels are the op's messages. */
-static GimpChoice *
-choice_of_space (void)
-{
-  return gimp_choice_new_with_values ("perceptual", 0, _("Perceptual (gamma-encoded values)"), "",
-                                      "linear", 1, _("Linear light"), "", NULL);
-}
-
 void
 halftone_args_add (GimpProcedure *procedure)
 {
@@ -79,10 +68,6 @@ halftone_args_add (GimpProcedure *procedure)
           break;
         }
     }
-  gimp_procedure_add_choice_argument (procedure, HALFTONE_ARG_SPACE_NAME, _("Space"),
-                                      _("Dither the gamma-encoded values as stored in image files "
-                                        "(like the halftone command-line tool), or linear light"),
-                                      choice_of_space (), "perceptual", G_PARAM_READWRITE);
 }
 
 gchar *
@@ -133,6 +118,5 @@ halftone_args_to_vals (GimpProcedureConfig *config, HalftoneVals *v)
           }
         }
     }
-  v->space = gimp_procedure_config_get_choice_id (config, HALFTONE_ARG_SPACE_NAME);
   return problem;
 }

@@ -10,11 +10,8 @@
 
 #include "halftone-gimp3.h"
 
-/* The op's own `space` argument (not a parameter of the description). */
-#define HALFTONE_ARG_SPACE_NAME "space"
-
 /* Adds an argument for every parameter of the description, in its
- * order, then the op's own `space`. */
+ * order. */
 void     halftone_args_add      (GimpProcedure *procedure);
 
 /* The values the config holds; NULL, or a one-line message where one

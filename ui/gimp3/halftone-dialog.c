@@ -235,7 +235,6 @@ show_used (Dialog *st, const HalftoneVals *v)
         gtk_widget_set_visible (w, used);
       any[frame_of ((ht_param_id) id)] |= used;
     }
-  any[FRAME_OUTPUT] = TRUE; /* the op's space is always used */
   for (gint f = 0; f < FRAME_COUNT; f++)
     if (st->frames[f])
       gtk_widget_set_visible (st->frames[f], any[f]);
@@ -266,6 +265,24 @@ refresh (Dialog *st)
   say (st, NULL);
   if (!st->has_area)
     return;
+  /* a long search says so before it starts (the estimate from the
+   * area's size, the method and the threads) */
+  {
+    const gdouble secs = halftone_vals_estimate (&v, st->area.width, st->area.height,
+                                                 babl_format_get_n_components (gegl_buffer_get_format (st->source)));
+
+    if (secs >= 2.0)
+      {
+        char   took[32];
+        gchar *text;
+
+        ht_format_duration (secs, took, sizeof took);
+        /* TRANSLATORS: %s: a duration, e.g. "12 min" */
+        text = g_strdup_printf (_("On the CPU this takes about %s."), took);
+        say (st, text);
+        g_free (text);
+      }
+  }
   if (!gimp_preview_get_update (GIMP_PREVIEW (st->preview)))
     {
       if (st->job)
@@ -419,7 +436,6 @@ build (Dialog *st)
       names[frame_of ((ht_param_id) id)] =
         g_list_append (names[frame_of ((ht_param_id) id)], (gpointer) ht_param_info ((ht_param_id) id)->name);
     }
-  names[FRAME_OUTPUT] = g_list_append (names[FRAME_OUTPUT], (gpointer) HALFTONE_ARG_SPACE_NAME);
 
   for (gint f = 0; f < FRAME_COUNT; f++)
     {
