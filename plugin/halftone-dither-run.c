@@ -400,7 +400,10 @@ run_core (GeglOperation *operation, GeglBuffer *input, const GeglRectangle *area
   else if (fallback)
     {
       static gint told_no_gpu = 0;
-      gchar      *text = g_strdup_printf ("halftone:dither: %s; computed on the CPU, the same result", fallback);
+      /* the library's words for a missing GPU, the same in every front end */
+      gchar      *text = !gpu_fault && !fallback_why
+                           ? g_strdup_printf ("halftone:dither: %s", ht_notice_no_gpu ())
+                           : g_strdup_printf ("halftone:dither: %s; computed on the CPU, same result", fallback);
 
       /* A program that runs the op in its own process reads the notice
        * of every run and says it as it sees fit (the GIMP 2.10 plug-in:
