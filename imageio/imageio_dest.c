@@ -69,8 +69,16 @@ static const struct {
   { SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" },     { SIGBUS, "SIGBUS (a file in use was truncated)" },
 };
 
+/* Set by the first thread that ends the process: a fault such as SIGBUS
+ * reaches every worker thread that reads the truncated input, and the
+ * user reads one line, not one per thread. */
+static atomic_flag sig_dying = ATOMIC_FLAG_INIT;
+
 static _Noreturn void sig_die(int sig, bool temp)
 {
+  if (atomic_flag_test_and_set(&sig_dying))
+    for (;;) /* another thread is ending the process */
+      pause();
   int removed = 0;
   for (int i = 0; temp && i < SLOTS; i++)
     if (atomic_load(&sig_live[i])) {
