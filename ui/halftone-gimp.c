@@ -51,6 +51,8 @@ typedef struct
   GtkWidget    *label;
   GtkWidget    *note;   /* text: the check's message, under the field  */
   gboolean      op_has; /* the installed op has the property           */
+  GtkWidget    *table;  /* where its row is: a hidden row takes no     */
+  gint          row;    /* spacing either                              */
 } ParamWidgets;
 
 /* The dialog's state: the last full result and what it was made from,
@@ -449,15 +451,34 @@ update_sensitivity (PreviewState *st)
 {
   for (gint id = 0; id < HT_PARAM_COUNT; id++)
     {
-      const ParamWidgets *pw = &st->params[id];
-      const gboolean      on = pw->op_has && halftone_param_active (st->vals, (ht_param_id) id);
+      const ParamWidgets *pw   = &st->params[id];
+      const gboolean      used = halftone_param_active (st->vals, (ht_param_id) id);
+      const gboolean      on   = pw->op_has && used;
 
+      /* only what the chosen algorithm and colour mode use is shown (a
+       * dozen methods' settings at once would be a wall of insensitive
+       * rows); a setting the installed op lacks shows, insensitive */
       if (pw->adj)
-        gimp_scale_entry_set_sensitive (pw->adj, on);
+        {
+          gimp_scale_entry_set_sensitive (pw->adj, on);
+          gtk_widget_set_visible (GIMP_SCALE_ENTRY_SCALE (pw->adj), used);
+          gtk_widget_set_visible (GIMP_SCALE_ENTRY_SPINBUTTON (pw->adj), used);
+          gtk_widget_set_visible (GIMP_SCALE_ENTRY_LABEL (pw->adj), used);
+        }
       if (pw->widget)
-        gtk_widget_set_sensitive (pw->widget, on);
+        {
+          gtk_widget_set_sensitive (pw->widget, on);
+          gtk_widget_set_visible (pw->widget, used);
+        }
       if (pw->label)
-        gtk_widget_set_sensitive (pw->label, on);
+        {
+          gtk_widget_set_sensitive (pw->label, on);
+          gtk_widget_set_visible (pw->label, used);
+        }
+      if (pw->note && !used)
+        gtk_widget_hide (pw->note);
+      if (pw->table)
+        gtk_table_set_row_spacing (GTK_TABLE (pw->table), (guint) pw->row, used ? 6 : 0);
     }
 }
 
@@ -590,6 +611,8 @@ add_param (PreviewState *st, GtkWidget *table, gint *row, ht_param_id id)
   pw->st     = st;
   pw->id     = id;
   pw->op_has = gegl_operation_find_property (GEGL_OP, d->name) != NULL;
+  pw->table  = table;
+  pw->row    = *row;
   tip = pw->op_has ? g_strdup (d->help)
                    : g_strdup_printf ("%s\n%s", d->help,
                                       _("The installed halftone:dither operation is older than this plug-in "
