@@ -58,7 +58,8 @@ def case_write(ht):
         check(sorted(s) == want, "size %d: the values are not the ranks 0..%d scaled" % (n, cells - 1))
         check(len(set(s)) == min(cells, 65536), "size %d: %d distinct values" % (n, len(set(s))))
         # the second run reads the cache the first wrote; the PGM holds the same
-        check(os.path.isdir(os.path.join("cold", "gegl-halftone")), "no cache folder was made")
+        kept = os.path.join("cold", "gegl-halftone", "blue-noise-v1-%d-%016x.bin" % (n, seed))
+        check(os.path.isfile(kept), "no cache file %s after the first run" % kept)
         run(ht, "--write-mask", "m2.pgm", "--noise-size", str(n), "--seed", str(seed), cache="cold")
         check(read_mask("m2.pgm") == (side, s), "size %d: the cached mask (PGM) differs from the first" % n)
         os.rename("cold", "cold-%d" % n)
@@ -116,6 +117,8 @@ def case_errors(ht):
         (["--write-mask", "m.png", "--algorithm", "bayer"], "blue-noise"),
         (["--write-mask", "m.png", "--levels", "4"], "--levels"),
         (["--write-mask", "m.png", "--metrics"], "--metrics"),
+        (["--write-mask", "m.png", "--threads", "2"], "--threads"),
+        (["--write-mask", "m.png", "--variant", "wavefront"], "--variant"),
         (["--write-mask", "m.png", "--noise-size", "100"], "noise-size"),
         (["--write-mask", ""], "FILE"),
     ]

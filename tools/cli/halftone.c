@@ -220,8 +220,7 @@ static bool commit_all(const options *o, hti_dest *dest, separations *sp)
 static int write_mask(const options *o)
 {
   /* what else was asked for has no place in a mask */
-  const unsigned allowed = GIVEN(HT_PARAM_NOISE_SIZE) | GIVEN(HT_PARAM_SEED) | GIVEN(HT_PARAM_ALGORITHM) |
-                           GIVEN(HT_PARAM_THREADS) | GIVEN(HT_PARAM_BACKEND);
+  const unsigned allowed = GIVEN(HT_PARAM_NOISE_SIZE) | GIVEN(HT_PARAM_SEED) | GIVEN(HT_PARAM_ALGORITHM);
   for (int id = 0; id < HT_PARAM_COUNT; id++)
     if ((o->given & ~allowed) & GIVEN(id))
       return usage_error("--write-mask takes --noise-size and --seed only, not --%s",
@@ -229,9 +228,9 @@ static int write_mask(const options *o)
                                                                 : ht_param_info((ht_param_id)id)->name);
   if (o->algorithm && strcmp(o->algorithm, "blue-noise") != 0)
     return usage_error("--write-mask writes the blue-noise mask; --algorithm %s has none", o->algorithm);
-  if (o->metrics || o->bench || o->separations || o->compression >= 0)
-    return usage_error("--write-mask writes the mask alone; --metrics, --bench, --separations and --compression "
-                       "go with halftoning");
+  if (o->metrics || o->bench || o->separations || o->compression >= 0 || o->variant != HT_VARIANT_AUTO)
+    return usage_error("--write-mask writes the mask alone; --metrics, --bench, --separations, --compression and "
+                       "--variant go with halftoning");
   const int side = o->params.noise_size;
   const bool to_stdout = hti_is_stdout(o->write_mask);
   int kind = hti_kind_from_path(o->write_mask);
