@@ -42,8 +42,10 @@ static const hti_format formats[] = {
   { HTI_PBM, "pbm", { ".pbm" }, "PBM", "packed 1-bit (2 levels, one plane)", NULL, true, DEPTH(1),
     CHANNELS(1), false, false, "black and white only (one plane, 2 levels)", hti_pnm_signature, hti_decode_pnm,
     hti_write_pnm, 0 },
-  { HTI_PGM, "pgm", { ".pgm" }, "PGM", "8-bit gray", NULL, true, DEPTH(8), CHANNELS(1), false, false,
-    "one plane of 8-bit samples", hti_pnm_signature, hti_decode_pnm, hti_write_pnm, 0 },
+  /* 16-bit only for halftone --write-mask (a threshold map for other
+   * tools); halftoning writes 8-bit gray */
+  { HTI_PGM, "pgm", { ".pgm" }, "PGM", "8-bit gray", NULL, true, DEPTH(8) | DEPTH(16), CHANNELS(1), false, false,
+    "one plane of 8- or 16-bit samples", hti_pnm_signature, hti_decode_pnm, hti_write_pnm, 0 },
   { HTI_PPM, "ppm", { ".ppm" }, "PPM", "8-bit RGB", NULL, true, DEPTH(8), CHANNELS(3), false, false,
     "three planes (RGB) of 8-bit samples", hti_pnm_signature, hti_decode_pnm, hti_write_pnm, 0 },
   /* libpng writes (and by default reads) at most 10^6 pixels a side: its

@@ -302,5 +302,25 @@ bool hti_decode_pnm(const uint8_t *data, size_t len, hti_image *img, char *err, 
 
 bool hti_write_pnm(const hti_out *o, int fd, char *err, size_t n)
 {
-  return hti_write_all(fd, o->file, o->file_len, err, n);
+  /* 16-bit samples are rendered native-endian (hti_out) and netpbm's are
+   * big-endian: swapped in a copy, in blocks, so that o stays const */
+  const uint16_t probe = 1;
+  uint8_t first;
+  memcpy(&first, &probe, 1);
+  if (o->depth != 16 || first == 0)
+    return hti_write_all(fd, o->file, o->file_len, err, n);
+  const size_t head = (size_t)(o->pixels - o->file), data = o->file_len - head;
+  if (!hti_write_all(fd, o->file, head, err, n))
+    return false;
+  uint8_t block[65536];
+  for (size_t at = 0; at < data; at += sizeof block) {
+    const size_t len = data - at < sizeof block ? data - at : sizeof block; /* even: data and block are */
+    for (size_t i = 0; i < len; i += 2) {
+      block[i] = o->pixels[at + i + 1];
+      block[i + 1] = o->pixels[at + i];
+    }
+    if (!hti_write_all(fd, block, len, err, n))
+      return false;
+  }
+  return true;
 }

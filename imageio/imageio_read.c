@@ -662,8 +662,8 @@ bool hti_out_init(hti_out *o, hti_kind kind, int64_t width, int64_t height, int 
   if (kind == HTI_PBM)
     hl = snprintf(header, sizeof header, "P4\n%lld %lld\n", (long long)width, (long long)height);
   else if (kind == HTI_PGM || kind == HTI_PPM)
-    hl = snprintf(header, sizeof header, "P%c\n%lld %lld\n255\n", kind == HTI_PGM ? '5' : '6',
-                  (long long)width, (long long)height);
+    hl = snprintf(header, sizeof header, "P%c\n%lld %lld\n%d\n", kind == HTI_PGM ? '5' : '6',
+                  (long long)width, (long long)height, depth == 16 ? 65535 : 255);
   if (data_len > SIZE_MAX - (size_t)hl)
     return hti_fail(err, n, "output is too large");
   o->file_len = (size_t)hl + data_len;

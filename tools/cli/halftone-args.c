@@ -68,7 +68,7 @@ static int value_error(int id, const char *why)
 enum {
   OPT_PARAM = CLI_OPT_OWN,
   OPT_VARIANT = OPT_PARAM + HT_PARAM_COUNT, OPT_BENCH, OPT_QUIET, OPT_VERBOSE, OPT_MAX_MEMORY, OPT_FORMAT,
-  OPT_COMPRESSION, OPT_INTERPLANE, OPT_SEPARATIONS,
+  OPT_COMPRESSION, OPT_INTERPLANE, OPT_SEPARATIONS, OPT_WRITE_MASK,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -84,6 +84,7 @@ int parse_args(int argc, char **argv, options *o)
     { "compression", required_argument, NULL, OPT_COMPRESSION },
     { "interplane", required_argument, NULL, OPT_INTERPLANE },
     { "separations", required_argument, NULL, OPT_SEPARATIONS },
+    { "write-mask", required_argument, NULL, OPT_WRITE_MASK },
     { "metrics", no_argument, NULL, CLI_OPT_METRICS },
     { "force", no_argument, NULL, CLI_OPT_FORCE },
     { "version", no_argument, NULL, CLI_OPT_VERSION },
@@ -192,12 +193,22 @@ int parse_args(int argc, char **argv, options *o)
                            "not ''");
       o->separations = arg;
       break;
+    case OPT_WRITE_MASK:
+      if (!*arg)
+        return usage_error("--write-mask needs a FILE (.png, .pgm or .tif), not ''");
+      o->write_mask = arg;
+      break;
     case 'V':
     case CLI_OPT_VERSION: printf("halftone %s\n", ht_version()); return 0;
     case 'h':
     case CLI_OPT_HELP: print_help(stdout); return 0;
     default: return usage_error("%s", cli_option_message(c, argv));
     }
+  }
+  if (o->write_mask) { /* the mask is the whole output: nothing is read */
+    if (optind < argc)
+      return usage_error("--write-mask writes the mask alone and takes no INPUT or OUTPUT, got '%s'", argv[optind]);
+    return -1;
   }
   const char *err = cli_two_files(argc, argv, &o->input, &o->output);
   return err ? usage_error("%s", err) : -1;

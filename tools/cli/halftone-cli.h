@@ -41,6 +41,8 @@ typedef struct {
   int format;        /* --format: an hti_kind, or -1                     */
   int compression;   /* --compression: an hti_compression, or -1         */
   const char *separations;  /* --separations PREFIX                */
+  const char *write_mask;   /* --write-mask FILE: the blue-noise mask
+                               alone, no INPUT or OUTPUT (halftone.c)  */
 } options;
 
 #define GIVEN(id) (1u << (id))

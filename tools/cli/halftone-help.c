@@ -10,6 +10,7 @@
  * added there appears here by itself. */
 static const char help_head[] =
   "Usage: halftone [OPTIONS] INPUT OUTPUT\n"
+  "       halftone --write-mask FILE [--noise-size N] [--seed S]\n"
   "\n"
   "Turns a continuous-tone image into a halftone (black and white, or a few\n"
   "levels) by error diffusion or by ordered dither (bayer), or into black and\n"
@@ -77,6 +78,7 @@ static const char help_tail[] =
   "  convert photo.jpg pgm:- | halftone - --format png - > out.png\n"
   "  halftone --algorithm dbs --metrics photo.png out.png\n"
   "  halftone --algorithm les --window 3 --init random --seed 7 photo.pgm out.pbm\n"
+  "  halftone --write-mask mask.png --noise-size 256 --seed 3   (for other tools)\n"
   "\n"
   "Search methods: les and pes try the black-and-white patterns of every\n"
   "M x M window (pes only those with about as many white pixels as it has),\n"
@@ -416,6 +418,10 @@ void print_help(FILE *f)
     help_wrap(f, fprintf(f, "%*sGPU: ", HELP_TEXT + 2, ""), HELP_TEXT + 7, names);
   fputs("\nFiles and reports:\n", f);
   help_format_options(f);
+  help_option(f, "--write-mask FILE", "write the blue-noise mask of --noise-size and --seed (the one "
+                                      "--algorithm blue-noise uses) to FILE (.png, .pgm or .tif) as 16-bit "
+                                      "gray, rank r of N as r * 65535 / (N - 1): the pixels below a value are "
+                                      "one level's dots; no INPUT or OUTPUT");
   fputs(help_tail, f);
 }
 

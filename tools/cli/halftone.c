@@ -210,6 +210,85 @@ static bool commit_all(const options *o, hti_dest *dest, separations *sp)
   return false;
 }
 
+/* --write-mask FILE: the blue-noise mask of --noise-size and --seed (the
+ * one --algorithm blue-noise dithers with, from the same cache) as 16-bit
+ * gray, rank r of n = side^2 as r * 65535 / (n - 1) rounded down: the
+ * values keep the ranks' order, distinct up to 256^2 (above it, ranks
+ * share a value, n / 65536 each), so that the pixels below a value are
+ * the point set of one level. Written as every output is: claimed first,
+ * into a temporary file, renamed. Returns the exit status. */
+static int write_mask(const options *o)
+{
+  /* what else was asked for has no place in a mask */
+  const unsigned allowed = GIVEN(HT_PARAM_NOISE_SIZE) | GIVEN(HT_PARAM_SEED) | GIVEN(HT_PARAM_ALGORITHM);
+  for (int id = 0; id < HT_PARAM_COUNT; id++)
+    if ((o->given & ~allowed) & GIVEN(id))
+      return usage_error("--write-mask takes --noise-size and --seed only, not --%s",
+                         ht_param_info((ht_param_id)id)->option ? ht_param_info((ht_param_id)id)->option
+                                                                : ht_param_info((ht_param_id)id)->name);
+  if (o->algorithm && strcmp(o->algorithm, "blue-noise") != 0)
+    return usage_error("--write-mask writes the blue-noise mask; --algorithm %s has none", o->algorithm);
+  if (o->metrics || o->bench || o->separations || o->compression >= 0 || o->variant != HT_VARIANT_AUTO)
+    return usage_error("--write-mask writes the mask alone; --metrics, --bench, --separations, --compression and "
+                       "--variant go with halftoning");
+  const int side = o->params.noise_size;
+  const bool to_stdout = hti_is_stdout(o->write_mask);
+  int kind = hti_kind_from_path(o->write_mask);
+  if (kind != HTI_NULL && o->format >= 0)
+    kind = o->format;
+  const hti_format *fmt = kind >= 0 ? hti_format_of((hti_kind)kind) : NULL;
+  if (!fmt || !hti_format_writes(fmt, 1, 16))
+    return usage_error("%s: a mask is 16-bit gray; the name must end in .png, .pgm or .tif (or give --format png, "
+                       "pgm or tiff)", o->write_mask);
+  if (!fmt->built) {
+    char why[128];
+    hti_format_missing(fmt, why, sizeof why);
+    return usage_error("%s: %s", o->write_mask, why);
+  }
+
+  char err[512];
+  hti_dest dest;
+  if (!hti_dest_open(&dest, to_stdout ? "-" : o->write_mask, NULL, o->force, err, sizeof err)) {
+    say("%s: %s", o->write_mask, err);
+    return 1;
+  }
+  const size_t cells = (size_t)side * (size_t)side;
+  uint32_t *rank = malloc(cells * sizeof *rank);
+  hti_out out;
+  memset(&out, 0, sizeof out);
+  int rc = 1;
+  if (!rank) {
+    say("out of memory");
+    goto done;
+  }
+  if (ht_blue_noise_mask(side, o->params.seed, true, rank, err, sizeof err) != HT_OK) {
+    say("%s", err);
+    goto done;
+  }
+  if (!hti_out_init(&out, (hti_kind)kind, side, side, 1, 16, err, sizeof err)) {
+    say("%s: %s", o->write_mask, err);
+    goto done;
+  }
+  for (int y = 0; y < side; y++) {
+    uint8_t *row = out.pixels + (size_t)y * out.stride;
+    for (int x = 0; x < side; x++) {
+      const uint64_t r = rank[(size_t)y * (size_t)side + (size_t)x];
+      const uint16_t v = (uint16_t)(r * 65535u / (cells - 1));
+      memcpy(row + 2 * (size_t)x, &v, 2); /* native-endian: hti_out's 16-bit rows */
+    }
+  }
+  if (!hti_out_write(&out, &dest, err, sizeof err)) {
+    say("%s: %s", o->write_mask, err);
+    goto done;
+  }
+  rc = 0;
+done:
+  hti_dest_close(&dest);
+  hti_out_free(&out);
+  free(rank);
+  return rc;
+}
+
 int main(int argc, char **argv)
 {
   hti_std_fds();
@@ -218,6 +297,8 @@ int main(int argc, char **argv)
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;
+  if (o.write_mask)
+    return write_mask(&o);
 
   /* --- everything that can be checked before touching any file */
   notices notes = { .count = 0 };
