@@ -44,7 +44,11 @@ typedef struct {
 } param_row;
 
 #define FIELD(kind, member) kind, offsetof(ht_params, member)
-#define SEED_MAX 18446744073709551615.0
+/* The seed's range, for every front end: GEGL's int property and GIMP 3's
+ * int argument are gint, GIMP 2.10's PDB argument INT32, so a seed past
+ * 2^31 - 1 could not be given back to the op or a plug-in. The field stays
+ * 64 bits (the API's); Philox takes it whole. */
+#define SEED_MAX 2147483647.0
 
 /* In ht_param_id order. */
 static const param_row params[HT_PARAM_COUNT] = {
@@ -371,10 +375,7 @@ void ht_params_defaults(ht_params *p)
 /* "2..256", "0.25..4", as messages write a range. */
 static void range_text(const ht_param *d, char *buf, size_t size)
 {
-  if (d->type == HT_TYPE_SEED)
-    snprintf(buf, size, "0..18446744073709551615");
-  else
-    snprintf(buf, size, "%.15g..%.15g", d->min, d->max);
+  snprintf(buf, size, "%.15g..%.15g", d->min, d->max);
 }
 
 static bool is_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -450,7 +451,7 @@ ht_status ht_params_set_number(ht_params *p, ht_param_id id, double v, char *why
   switch (r->kind) {
   case FIELD_INT: *(int *)field = (int)v; break;
   case FIELD_DOUBLE: *(double *)field = v; break;
-  case FIELD_U64: *(uint64_t *)field = v >= SEED_MAX ? UINT64_MAX : (uint64_t)v; break;
+  case FIELD_U64: *(uint64_t *)field = (uint64_t)v; break; /* in 0..SEED_MAX: value_ok */
   case FIELD_PLANES:
     for (int j = 0; j < HT_MAX_PLANES; j++)
       ((double *)field)[j] = v;

@@ -417,7 +417,9 @@ typedef struct {
                              per-channel mode, 2..256; 0 = `levels`      */
   ht_plane_weights plane_weights; /* default all zero                   */
   uint64_t seed;          /* keys the random numbers of methods that
-                             draw them (core/shared/rng.h); default 0           */
+                             draw them (core/shared/rng.h); default 0;
+                             0..2^31 - 1, the range every front end (the
+                             op's and GIMP's gint) can carry            */
   ht_eye_params eye;      /* default sigma 1, radius 3                   */
   /* Fields below were added with the search methods; ht_params_init
    * sets them. Every value is checked whatever the method. */
@@ -742,7 +744,7 @@ typedef enum {
   HT_TYPE_BOOL,    /* a switch, default 0 or 1                            */
   HT_TYPE_CHOICE,  /* a value of `list`                                   */
   HT_TYPE_TEXT,    /* a string                                            */
-  HT_TYPE_SEED,    /* a whole number 0..2^64 - 1                          */
+  HT_TYPE_SEED,    /* a whole number 0..2^31 - 1 (what gint ops take)     */
 } ht_param_type;
 
 /* Where a dialog puts a parameter, in this order. */
@@ -764,7 +766,7 @@ typedef struct {
   const char *metavar; /* the CLI's placeholder for the value: "N"     */
   ht_param_type type;
   ht_list list;        /* HT_TYPE_CHOICE: its values                   */
-  double min, max;     /* INT, NUMBER, SEED (max 2^64 - 1 as a double) */
+  double min, max;     /* INT, NUMBER, SEED                            */
   double ui_min, ui_max; /* the part of min..max a slider shows        */
   double def;          /* the default: number, choice value, 0 or 1    */
   const char *def_text; /* HT_TYPE_TEXT: the default string            */
@@ -841,7 +843,7 @@ HT_API bool ht_param_used(ht_param_id id, int algorithm, ht_color_mode color);
  * ht_check's. Context parameters are refused: set them on the context. */
 HT_API ht_status ht_params_set_text(ht_params *p, ht_param_id id, const char *text, char *why, size_t why_size);
 /* Sets a number, a switch (0 or 1) or a choice's value; the same checks.
- * A seed above 2^53 cannot be given as a double: use the text form. */
+ * Every value in range (the seed's 0..2^31 - 1 too) is exact as a double. */
 HT_API ht_status ht_params_set_number(ht_params *p, ht_param_id id, double value, char *why, size_t why_size);
 /* The value of a number, switch or choice parameter of `p` (for
  * HT_PARAM_ALGORITHM, ht_params_algorithm(p); for a per-plane one, the

@@ -237,7 +237,9 @@ void hti_format_missing(const hti_format *f, char *buf, size_t size);
 /* Where an output file goes. */
 typedef struct {
   char *path;   /* the file replaced: OUTPUT, or where its symbolic link points */
-  char *tmp;    /* the temporary file beside it; NULL once renamed or removed */
+  char *tmp;    /* the temporary file beside it; NULL until hti_dest_create
+                   makes it, and once renamed or removed                    */
+  char *pattern; /* private: tmp's name before mkstemp (".NAME.tmp-XXXXXX") */
   int fd;       /* open on tmp (on standard output for "-"), or -1            */
   bool discard; /* OUTPUT is the null device: nothing is written              */
   bool to_stdout; /* OUTPUT is "-": written straight to standard output       */
@@ -253,12 +255,20 @@ typedef struct {
  * the null device), the file `input` itself under any name (hard or
  * symbolic link, another path; `input` may be NULL or "-" for standard
  * input), and an existing
- * read-only file unless `force`; follows a symbolic link to its target;
- * creates the temporary file beside the destination with the mode (and,
- * where permitted, the owner) an existing file has, else 0666 & ~umask.
- * False with a message in err; then nothing is left behind. */
+ * read-only file unless `force`, and a folder we may not create a file
+ * in; follows a symbolic link to its target. Creates nothing: the
+ * temporary file is made by hti_dest_create (hti_out_write and
+ * hti_write_cmyk_tiff call it), once the input is read, so that a
+ * process killed while it reads (SIGKILL, the OOM killer: no handler
+ * runs) leaves no temporary file behind. False with a message in err. */
 bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool force, char *err,
                    size_t err_size);
+/* Creates the temporary file of a claimed `d` beside the destination,
+ * with the mode (and, where permitted, the owner) an existing file has,
+ * else 0666 & ~umask; from then on the signals of hti_signals remove it.
+ * Nothing for standard output, the null device or a file made already.
+ * False with a message in err; then nothing is left behind. */
+bool hti_dest_create(hti_dest *d, char *err, size_t err_size);
 /* "-" as `output` is standard output: refused when it is a terminal
  * (binary data would be garbage there), when it was closed at the start
  * (hti_std_fds; an image sent to /dev/null is no success) and when it is

@@ -336,17 +336,52 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
     free(path);
     return hti_fail(err, n, "cannot create a file there: %s", strerror(ENAMETOOLONG));
   }
+  /* The folder must take the file: said now, before the work, without
+   * making it (a temporary file made before the input is read is left by
+   * a SIGKILL or the OOM killer while it is read; issue 37). AT_EACCESS:
+   * the effective ids, as mkostemp will meet them; a read-only file
+   * system says EROFS. */
+  if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
+    int e = errno;
+    bool r = hti_fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
+    free(tmp);
+    free(dir);
+    free(path);
+    return r;
+  }
+  free(dir);
   int slot = 0;
   while (slot < SLOTS && slot_taken[slot])
     slot++;
   if (slot == SLOTS) {
     free(tmp);
-    free(dir);
     free(path);
     return hti_fail(err, n, "more than %d outputs open at once", SLOTS);
   }
   if (open_dests == 0)
     snprintf(sig_out, sizeof sig_out, "%s", output);
+  slot_taken[slot] = true;
+  open_dests++;
+  d->path = path;
+  d->pattern = tmp;
+  d->slot = slot;
+  return true;
+}
+
+bool hti_dest_create(hti_dest *d, char *err, size_t n)
+{
+  if (d->discard || d->to_stdout || d->tmp)
+    return true; /* nothing to make, or made already */
+  if (!d->pattern || d->slot < 0)
+    return hti_fail(err, n, "the output was not claimed");
+  const size_t tl = strlen(d->pattern) + 1;
+  char *tmp = strdup(d->pattern);
+  if (!tmp)
+    return hti_fail(err, n, "out of memory");
+  /* what the file replaces now (it may have appeared since the claim) */
+  struct stat st;
+  const bool exists = stat(d->path, &st) == 0 && S_ISREG(st.st_mode);
+  const int slot = d->slot;
   int before = atomic_load(&sig_state);
   atomic_store(&sig_state, SIG_CREATING);
   int fd = mkostemp(tmp, O_CLOEXEC);
@@ -357,13 +392,12 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
   sig_enter(fd >= 0 || live_temps() ? SIG_TEMP : before == SIG_DONE ? SIG_DONE : SIG_IDLE);
   if (fd < 0) {
     int e = errno;
-    bool r = hti_fail(err, n, "cannot create a file in %s: %s", dir, strerror(e));
+    const char *slash = strrchr(d->path, '/');
+    bool r = hti_fail(err, n, "cannot create a file in %.*s: %s", slash ? (int)(slash - d->path + 1) : 1,
+                      slash ? d->path : ".", strerror(e));
     free(tmp);
-    free(dir);
-    free(path);
     return r;
   }
-  free(dir);
   /* mkstemp makes the file 0600: give it the mode of the file it replaces
    * (and its owner and group where we may), else what a plain creat()
    * would; a private 0600 file stays private. */
@@ -387,15 +421,10 @@ bool hti_dest_open(hti_dest *d, const char *output, const char *input, bool forc
     if (!live_temps())
       atomic_store(&sig_state, SIG_IDLE);
     free(tmp);
-    free(path);
     return hti_fail(err, n, "cannot set the mode of the new file: %s", strerror(e));
   }
-  slot_taken[slot] = true;
-  open_dests++;
-  d->path = path;
   d->tmp = tmp;
   d->fd = fd;
-  d->slot = slot;
   return true;
 }
 
@@ -403,6 +432,8 @@ bool hti_out_write(const hti_out *o, hti_dest *d, char *err, size_t n)
 {
   if (d->discard || o->kind == HTI_NULL)
     return true;
+  if (!hti_dest_create(d, err, n))
+    return false;
   if (d->fd < 0 || (!d->tmp && !d->to_stdout))
     return hti_fail(err, n, "the output file was not opened");
   const hti_format *f = hti_format_of(o->kind);
@@ -429,6 +460,8 @@ bool hti_write_cmyk_tiff(const hti_cmyk *c, hti_dest *d, char *err, size_t n)
       return hti_fail(err, n, "bad CMYK image (plane %d)", p);
   if (d->discard)
     return true;
+  if (!hti_dest_create(d, err, n))
+    return false;
   if (d->fd < 0 || (!d->tmp && !d->to_stdout))
     return hti_fail(err, n, "the output file was not opened");
   return hti_dest_finish(d, hti_write_cmyk_fd(c, d->fd, err, n), err, n);
@@ -477,7 +510,7 @@ bool hti_dest_finish(hti_dest *d, bool ok, char *err, size_t n)
 int hti_dest_commit(hti_dest *const *set, int count, char *err, size_t n)
 {
   for (int i = 0; i < count; i++)
-    if (set[i]->tmp && set[i]->fd >= 0) {
+    if ((set[i]->tmp && set[i]->fd >= 0) || (set[i]->pattern && !set[i]->tmp)) {
       hti_fail(err, n, "not written yet");
       return i;
     }
@@ -518,6 +551,7 @@ void hti_dest_close(hti_dest *d)
   if ((d->slot >= 0 || d->to_stdout) && open_dests > 0)
     open_dests--;
   free(d->tmp);
+  free(d->pattern);
   free(d->path);
   memset(d, 0, sizeof *d);
   d->fd = -1;

@@ -34,8 +34,8 @@
 #define KEY_MAX 512
 #define EXPR_MAX 4096
 
-/* GEGL's property_int holds a gint: the seed (0..2^64 - 1 in the
- * library) is 0..G_MAXINT on the op. */
+/* GEGL's property_int holds a gint: a description range past it would be
+ * cut on the op, so it is refused where the properties are made. */
 #define OP_INT_MAX 2147483647.0
 
 static FILE *out;
@@ -82,7 +82,7 @@ static void put_double(double v)
 
 static void put_int(double v)
 {
-  if (v >= OP_INT_MAX)
+  if (v == OP_INT_MAX)
     fputs("G_MAXINT", out);
   else
     fprintf(out, "%.0f", v);
@@ -371,9 +371,12 @@ static void put_property(ht_param_id id)
   fputs("\"))\n", out);
 
   if (integer || d->type == HT_TYPE_NUMBER) {
-    /* the seed's 2^64 - 1 is G_MAXINT on the op (OP_INT_MAX) */
-    const double max = integer && d->max > OP_INT_MAX ? OP_INT_MAX : d->max;
-    const double ui_max = integer && d->ui_max > OP_INT_MAX ? OP_INT_MAX : d->ui_max;
+    /* every front end takes the description's range whole (the seed's
+     * too): a property that would cut it is a mistake in the description */
+    if (integer && (d->max > OP_INT_MAX || d->min < -OP_INT_MAX - 1))
+      fail("%s: %.17g..%.17g does not fit GEGL's int", d->name, d->min, d->max);
+    const double max = d->max;
+    const double ui_max = d->ui_max;
     put_range("value_range", d->min, max, integer);
     if (d->ui_min != d->min || ui_max != max)
       put_range("ui_range", d->ui_min, ui_max, integer);

@@ -296,10 +296,8 @@ pdb_doc (const ht_param *d)
       }
     case HT_TYPE_INT:
     case HT_TYPE_NUMBER:
-      g_string_append_printf (s, " (%g..%g)", d->min, d->max);
-      break;
-    case HT_TYPE_SEED:
-      g_string_append (s, " (0 or more)");
+    case HT_TYPE_SEED: /* 0..2147483647: what GIMP 2.10's INT32 holds */
+      g_string_append_printf (s, " (%.15g..%.15g)", d->min, d->max);
       break;
     case HT_TYPE_BOOL:
       g_string_append (s, " (TRUE or FALSE)");

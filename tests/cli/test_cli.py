@@ -603,7 +603,8 @@ def case_description(env):
     for p in params:
         opt = "--" + p["option"]
         check(re.search(r"(?m)^  %s(?![\w-])" % re.escape(opt), helptext), "--help has no line for %s" % opt)
-        if p["type"] in ("int", "number"):
+        # the seed too: its range is the one the op and GIMP can carry (issue 37)
+        if p["type"] in ("int", "number", "seed"):
             rng = "%s..%s, default %s" % tuple("%.15g" % p[k] for k in ("min", "max", "default"))
             check(rng in flat, "--help does not give %s's range and default %r" % (opt, rng))
             if not p["context"]:

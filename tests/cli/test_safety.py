@@ -22,7 +22,8 @@ no new file, no temporary file, and an existing output byte-identical.
   disk-full      a tiny tmpfs: PBM, PGM and PNG outputs fail with the
                  system's reason (never libpng's "Write Error"), nothing left
   read-only-dir  a folder we cannot write to: refused before the work
-  signals        SIGINT/SIGTERM/SIGHUP while the input is read, during the
+  signals        SIGINT/SIGTERM/SIGHUP (and SIGKILL: no temporary file made
+                 yet) while the input is read, during the
                  work and during the write: one line, the temporary file
                  removed, ended by that signal
   unbounded      /dev/zero, endless pipes: refused from the first bytes, or
@@ -31,6 +32,7 @@ no new file, no temporary file, and an existing output byte-identical.
   declared-size  headers that declare more than the file holds or the
                  memory allows: "truncated" / "too large", before allocating
 """
+import errno
 import os
 import re
 import resource
@@ -424,25 +426,53 @@ def check_interrupted(p, sig, err, out_name, before, folder, what):
     check(snapshot(folder) == before, "%s: the folder changed" % what)
 
 
+def fifo_reader_open(fifo, p):
+    """The write end of `fifo`, once `p` has opened it to read (opening it
+    without a reader fails with ENXIO): from then on `p` is reading its
+    input, no guess at how long that takes."""
+    end = time.monotonic() + 30
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+        if p.poll() is not None or time.monotonic() > end:
+            raise Fail("halftone never opened its FIFO input (exit %r)" % p.poll())
+        time.sleep(0.0005)
+
+
 def case_signals(env):
     """SIGINT, SIGTERM and SIGHUP while the input is read, during the work
     and during the write: one line, killed by that signal, the temporary
-    file removed, an existing output byte-identical."""
+    file removed, an existing output byte-identical. SIGKILL (the OOM
+    killer) while the input is read: no handler runs, so no temporary
+    file may exist yet (issue 37: it was made before the input was
+    read, and stayed)."""
     out = env.path("out.pbm")
-    # while the input is read: a FIFO nobody writes to
+    # while the input is read: a FIFO that gives a header's start, then
+    # nothing more and never ends
     fifo = env.path("in.fifo")
     os.mkfifo(fifo)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGKILL):
         with open(out, "wb") as f:
             f.write(b"precious")
         before = snapshot(env.dir)
         p = subprocess.Popen([env.halftone, fifo, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              preexec_fn=default_signals)
-        wait_for(lambda: temps(env.dir), 30, "the temporary file")  # the output is claimed first
-        time.sleep(0.1)
-        p.send_signal(sig)
-        _, err = p.communicate(timeout=60)
-        check_interrupted(p, sig, err.decode(), "out.pbm", before, env.dir, "%s while reading" % sig.name)
+        w = fifo_reader_open(fifo, p)
+        try:
+            os.write(w, b"P5\n")
+            p.send_signal(sig)
+            _, err = p.communicate(timeout=60)
+        finally:
+            os.close(w)
+        if sig == signal.SIGKILL:
+            check(p.returncode == -sig, "SIGKILL while reading: exit %r" % p.returncode)
+            check(not temps(env.dir), "SIGKILL while reading: temporary file left: %s" % temps(env.dir))
+            check(snapshot(env.dir) == before, "SIGKILL while reading: the folder changed")
+        else:
+            check_interrupted(p, sig, err.decode(), "out.pbm", before, env.dir, "%s while reading" % sig.name)
     os.unlink(fifo)
     # during the work: an endless --bench
     for sig, existing in ((signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGHUP, True)):

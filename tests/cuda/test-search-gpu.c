@@ -162,7 +162,7 @@ static void part_method(ht_method method)
         if (method != HT_METHOD_DBS && m >= 4 && eyes[e].radius > 3 && (m == 5 || area > 400))
           continue;
         const ht_search_init init = (cfg & 1) ? HT_INIT_RANDOM : HT_INIT_FLOYD_STEINBERG;
-        const uint64_t seed = (uint64_t)cfg * 0x9E3779B97F4A7C15ull + 5;
+        const uint64_t seed = ((uint64_t)cfg * 0x9E3779B97F4A7C15ull + 5) & 0x7fffffff; /* the seed range: 0..2^31 - 1 */
         const int max_rounds = cfg % 7 == 3 ? 1 : cfg % 7 == 5 ? 2 : 0;
         pic im = make_pic(shapes[s][0], shapes[s][1], (uint64_t)cfg);
         const ht_params p = params(method, m, eyes[e].sigma, eyes[e].radius, init, seed, max_rounds);

@@ -23,11 +23,12 @@
 #include "describe.h" /* ht_params_use: what a run of given parameters uses */
 #include "op-test.h"
 
-/* GEGL's int property holds a gint: the seed is 0..G_MAXINT on the op. */
+/* GEGL's int property holds a gint, and every range of the description
+ * (the seed's 0..2^31 - 1 too) is taken whole: the op cuts none. */
 static gdouble
 op_int (gdouble v)
 {
-  return v > (gdouble) G_MAXINT ? (gdouble) G_MAXINT : v;
+  return v;
 }
 
 /* ------------------------------------------------ the GUM evaluator */
@@ -272,9 +273,9 @@ test_parameters_are_properties (void)
                      "%s: slider %d..%d, the description %g..%g", d->name, u->ui_minimum, u->ui_maximum,
                      d->ui_min, d->ui_max);
             }
-          /* the one the op cannot hold whole: said where it is made */
-          if (d->max > (gdouble) G_MAXINT)
-            CHECK (d->type == HT_TYPE_SEED, "%s: %g does not fit GEGL's int", d->name, d->max);
+          /* a seed the CLI takes the op must take too (issue 37) */
+          CHECK (d->max <= (gdouble) G_MAXINT && d->min >= (gdouble) G_MININT, "%s: %g..%g does not fit GEGL's int",
+                 d->name, d->min, d->max);
           break;
         case HT_TYPE_NUMBER:
           CHECK (G_IS_PARAM_SPEC_DOUBLE (ps) && GEGL_IS_PARAM_SPEC_DOUBLE (ps), "%s is not a GEGL double", d->name);

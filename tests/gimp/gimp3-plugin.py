@@ -115,7 +115,7 @@ def selection_ok(got, src, halftone, work):
 def arguments_ok(args, describe_dump, check):
     """The procedure's arguments against the library's description
     (describe-dump): one a parameter, in its order, with the
-    description's type, range (an int's cut to GIMP's gint), default and
+    description's type, range (whole: every one fits GIMP's gint), default and
     list of choices."""
     desc = [json.loads(line) for line in subprocess.run([describe_dump], capture_output=True, text=True,
                                                           check=True).stdout.splitlines()]
@@ -129,8 +129,9 @@ def arguments_ok(args, describe_dump, check):
             continue
         t = d['type']
         if t in ('int', 'seed'):
-            ok = a['type'] == 'gint' and a['minimum'] == max(d['min'], -2**31) and \
-                a['maximum'] == min(d['max'], 2**31 - 1) and a['default_value'] == d['default']
+            # whole: a seed the CLI takes must be one GIMP takes (issue 37)
+            ok = a['type'] == 'gint' and a['minimum'] == d['min'] and \
+                a['maximum'] == d['max'] and a['default_value'] == d['default']
         elif t == 'number':
             ok = a['type'] == 'gdouble' and (a['minimum'], a['maximum'], a['default_value']) == \
                 (d['min'], d['max'], d['default'])

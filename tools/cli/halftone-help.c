@@ -358,7 +358,7 @@ static void help_param(FILE *f, int id)
   switch (d->type) {
   case HT_TYPE_INT: snprintf(range, sizeof range, "; %.15g..%.15g, default %.15g", d->min, d->max, d->def); break;
   case HT_TYPE_NUMBER: snprintf(range, sizeof range, "; %g..%g, default %g", d->min, d->max, d->def); break;
-  case HT_TYPE_SEED: snprintf(range, sizeof range, "; 0..18446744073709551615, default %g", d->def); break;
+  case HT_TYPE_SEED: snprintf(range, sizeof range, "; %.15g..%.15g, default %g", d->min, d->max, d->def); break;
   case HT_TYPE_BOOL:
   case HT_TYPE_CHOICE:
   case HT_TYPE_TEXT: break;

@@ -503,6 +503,11 @@ int main(int argc, char **argv)
     } else if (!hmpi_read_header(o.input, &shared.hd, why, sizeof why)) {
       snprintf(err, sizeof err, "%s: %s", o.input, why);
       ok = false;
+    } else if (!dest.discard && !hti_dest_create(&dest, why, sizeof why)) {
+      /* made once the header is read and checked: a kill while it is
+       * read leaves no temporary file (issue 37) */
+      snprintf(err, sizeof err, "%s: %s", o.output, why);
+      ok = false;
     } else if (dest.discard || !dest.tmp || strlen(dest.tmp) >= sizeof shared.tmp) {
       snprintf(err, sizeof err, "%s: cannot be written by MPI-IO", o.output);
       ok = false;

@@ -5,9 +5,10 @@
  * Exit status: 0 success, 1 failure (file, image, GPU), 2 usage error.
  * Every failure prints one line "halftone: ..." on stderr and leaves no
  * output file behind: the output is claimed before the input is read
- * (imageio's hti_dest_open: not the input itself, not read-only, a
- * temporary file can be made beside it), written to that temporary file
- * and renamed over the destination only as the very last step, after
+ * (imageio's hti_dest_open: not the input itself, not read-only, its
+ * folder takes a new file), written to a temporary file made only once
+ * the image is computed (hti_out_write: a SIGKILL while the input is
+ * read leaves nothing) and renamed over the destination only as the very last step, after
  * everything that can still fail (stdout included). The plates of
  * --separations are claimed before the work too, and renamed into place
  * together with the output once all of them are written. Every signal

@@ -9,8 +9,8 @@
 
 #include "halftone-args.h"
 
-/* GIMP's int arguments are gint: a range of the description is cut to it
- * (the seed's 0..2^64 - 1 becomes 0..G_MAXINT). */
+/* GIMP's int arguments are gint; every range of the description fits
+ * (the seed's is 0..2^31 - 1 for this), the clamp only guards a cast. */
 static gint
 to_int (gdouble x)
 {
