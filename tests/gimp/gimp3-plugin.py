@@ -13,8 +13,9 @@ gimp-console-3.0 session (Python batch interpreter) checks:
   the lists' names;
 
 - several methods non-interactively (Floyd-Steinberg, Jarvis-Judice-Ninke
-  with 3 levels, DBS with a random start, LES, per-channel colour), each
-  checked against the halftone CLI with the same options, bit for bit;
+  with 3 levels, DBS with a random start, LES, per-channel colour, CMYK
+  on a layer with alpha), each checked against the halftone CLI with the
+  same options, bit for bit;
 - a rectangle selected: the CLI's halftone of that crop inside, the
   layer untouched outside;
 - Filters > Repeat's run mode (RUN-WITH-LAST-VALS; GIMP keeps the
@@ -156,6 +157,8 @@ def main():
     os.makedirs(plugdir)
     shutil.copy(plugin, os.path.join(plugdir, 'halftone-gimp3-test'))
     photo, small, colour = (os.path.abspath(p) for p in (photo, small, colour))
+    # a layer with alpha, beside tiny.ppm
+    rgba = os.path.join(os.path.dirname(colour), 'tiny-rgba.png')
 
     # (name, procedure, source, run mode, arguments, the CLI's options or
     # None where the call must fail and leave the layer)
@@ -168,6 +171,9 @@ def main():
         ('perchan', 'plug-in-halftone', colour, 'NONINTERACTIVE',
          {'color-mode': 'per-channel', 'levels': 3, 'serpentine': True},
          ['--color', 'per-channel', '--levels', '3', '--serpentine']),
+        # CMYK on a layer with alpha: the inks shown as RGB, alpha kept
+        ('cmyk_alpha', 'plug-in-halftone', rgba, 'NONINTERACTIVE',
+         {'color-mode': 'cmyk'}, ['--color', 'cmyk']),
         ('jjn3', 'plug-in-halftone', small, 'NONINTERACTIVE',
          {'algorithm': 'jarvis-judice-ninke', 'levels': 3}, ['--algorithm', 'jarvis-judice-ninke', '--levels', '3']),
         # a selection: its bounding box is halftoned whole, the rest stays
@@ -217,13 +223,24 @@ def main():
                   'halftone of that crop, bit for bit, and the rest is untouched')
             continue
         colour_out = '--color' in opts
-        ref_path = os.path.join(work, f'cli-{name}.' + ('ppm' if colour_out else 'pgm'))
+        # PNG keeps the alpha of an RGBA source, as GIMP's layer does
+        ref_path = os.path.join(work, f'cli-{name}.' + ('png' if name.endswith('_alpha') else
+                                                        'ppm' if colour_out else 'pgm'))
         rr = subprocess.run([halftone] + opts + [src, ref_path], capture_output=True, text=True)
         if rr.returncode != 0:
             check(False, f'{name}: halftone {" ".join(opts)}: {rr.stderr.strip()}')
             continue
         ref = normalized(read_image(ref_path))
-        if not colour_out and got[2] == 3:
+        if name.endswith('_alpha'):
+            # the CLI writes cmyk's view without alpha (with a notice); the
+            # layer keeps its alpha: the alpha is the source's, the colours
+            # the CLI's where a pixel shows (GIMP's PNG export writes the
+            # colour of a fully transparent pixel as 0)
+            srcn = normalized(read_image(src))
+            shown = [p for p in range(ref[0] * ref[1]) if got[3][4 * p + 3] > 0]
+            same = got[:3] == (ref[0], ref[1], 4) and ref[2] == 3 and got[3][3::4] == srcn[3][3::4] and \
+                len(shown) > 0 and all(got[3][4 * p:4 * p + 3] == ref[3][3 * p:3 * p + 3] for p in shown)
+        elif not colour_out and got[2] == 3:
             # luma of an RGB layer: the plug-in writes R = G = B
             same = got[:2] == ref[:2] and got[3][0::3] == ref[3] and got[3][1::3] == ref[3] and \
                 got[3][2::3] == ref[3]
