@@ -160,7 +160,7 @@ if echo "$placed" | grep -q "plug-ins/halftone-gimp/halftone-gimp$" && command -
 fi
 
 echo "quickstart: done in $(( $(date +%s) - t0 )) s: $results in $root"
-echo "quickstart: in GIMP: Filters > Distorts > Halftone (Error Diffusion)...; docs: README.md, docs/gegl.md, docs/gimp.md"
+echo "quickstart: in GIMP: Colors > Halftone... (GIMP 2.10 and GIMP 3); docs: README.md, docs/gegl.md, docs/gimp.md"
 case ":$PATH:" in
   *":$HOME/.local/bin:"*) ;;
   *) echo "quickstart: ~/.local/bin is not on your PATH yet (Debian's ~/.profile adds it at your next login); for now:"
